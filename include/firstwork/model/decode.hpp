@@ -1,0 +1,59 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "firstwork/core/result.hpp"
+#include "firstwork/model/object.hpp"
+
+namespace firstwork::model {
+
+/// metav1.Status, as sent in an in-band watch ERROR event or an error response body.
+struct ApiStatus {
+  int32_t code = 0;
+  std::string reason;   // e.g. "Expired", "Gone", "Timeout"
+  std::string message;
+  /// status.details.causes[].reason contains "ResourceVersionTooLarge".
+  bool resourceVersionTooLarge = false;
+};
+
+enum class EventType : uint8_t { Added, Modified, Deleted, Bookmark, Error };
+
+/// One watch event line decoded. A malformed *object* in an otherwise well-formed event still
+/// yields the type and (when readable) the resourceVersion, with `decodeError` set and no object:
+/// the reflector can then count it, skip it and keep its place in the stream.
+struct WatchEvent {
+  EventType type = EventType::Added;
+  std::string resourceVersion;  // object.metadata.resourceVersion (bookmarks included)
+  std::optional<Object> object;  // set for ADDED/MODIFIED/DELETED when decoding succeeded
+  std::string decodeError;       // why `object` is missing
+  ApiStatus status;              // for ERROR
+  bool initialEventsEnd = false;  // BOOKMARK with annotation k8s.io/initial-events-end=true
+};
+
+/// One page of a LIST response. Items that fail to decode are skipped and described in
+/// `itemErrors` (the page itself is still good).
+struct ListPage {
+  std::string resourceVersion;
+  std::string continueToken;
+  int64_t remainingItemCount = -1;  // -1 when absent
+  std::vector<Object> items;
+  std::vector<std::string> itemErrors;
+};
+
+/// Decodes one watch event line (without the trailing newline). An error result means the line
+/// is not a watch event at all (not JSON, no `type`, unknown type).
+Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind);
+
+/// Decodes a LIST response body of `kind`. Error only when the body is not a list.
+Result<ListPage> decodeList(std::string_view body, Kind kind);
+
+/// Decodes one object of `kind` (the JSON of the object itself).
+Result<Object> decodeObject(std::string_view json, Kind kind);
+
+/// Decodes a metav1.Status body (HTTP error responses).
+Result<ApiStatus> decodeStatus(std::string_view body);
+
+}  // namespace firstwork::model

@@ -1,0 +1,79 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "firstwork/model/meta.hpp"
+
+namespace firstwork::model {
+
+/// One request of a ResourceClaim (v1 `exactly`, or the v1beta1 flat shape; for `firstAvailable`
+/// the first alternative is kept and `firstAvailable` is set).
+struct DeviceRequest {
+  std::string name;
+  std::string deviceClassName;
+  bool allocationModeAll = false;
+  int64_t count = 1;
+  bool firstAvailable = false;
+};
+
+/// status.allocation.devices.results[].
+struct DeviceAllocation {
+  std::string request;
+  std::string driver;
+  std::string pool;
+  std::string device;
+};
+
+/// status.reservedFor[].
+struct ConsumerReference {
+  std::string resource;  // "pods"
+  std::string name;
+  std::string uid;
+};
+
+/// resource.k8s.io ResourceClaim (v1, v1beta2, v1beta1).
+struct ResourceClaim {
+  ObjectMeta meta;
+  std::vector<DeviceRequest> requests;
+  bool allocated = false;  // status.allocation present
+  std::vector<DeviceAllocation> allocations;
+  std::optional<SystemTime> allocationTimestamp;
+  std::vector<ConsumerReference> reservedFor;
+};
+
+/// A device attribute value, reduced to string form ("gpu", "1g.10gb", "true", "80").
+struct DeviceAttribute {
+  std::string name;  // qualified name as published, e.g. "type" or "gpu.nvidia.com/profile"
+  std::string value;
+};
+
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;  // None | NoSchedule | NoExecute
+};
+
+/// A device in a ResourceSlice (v1 flat, or v1beta1 `basic:` unwrapped).
+struct Device {
+  std::string name;
+  std::vector<DeviceAttribute> attributes;  // string/int/bool/version attributes, stringified
+  std::vector<DeviceTaint> taints;
+  bool consumesCounters = false;  // partitionable device
+};
+
+/// resource.k8s.io ResourceSlice.
+struct ResourceSlice {
+  ObjectMeta meta;
+  std::string driver;
+  std::string poolName;
+  int64_t poolGeneration = 0;
+  int64_t resourceSliceCount = 0;
+  std::string nodeName;  // empty with allNodes / nodeSelector
+  bool allNodes = false;
+  std::vector<Device> devices;
+  bool sharedCounters = false;  // slice publishes counter sets (partitionable devices)
+};
+
+}  // namespace firstwork::model

@@ -1,0 +1,40 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "firstwork/model/meta.hpp"
+
+namespace firstwork::model {
+
+/// kueue.x-k8s.io MultiKueueCluster: only its `Active` condition matters.
+struct MultiKueueCluster {
+  ObjectMeta meta;
+  std::vector<Condition> conditions;
+};
+
+/// kueue.x-k8s.io MultiKueueConfig: spec.clusters[] (MultiKueueCluster names).
+struct MultiKueueConfig {
+  ObjectMeta meta;
+  std::vector<std::string> clusters;
+};
+
+/// kueue.x-k8s.io AdmissionCheck.
+struct AdmissionCheck {
+  ObjectMeta meta;
+  std::string controllerName;  // "kueue.x-k8s.io/multikueue" for MultiKueue
+  std::string parametersKind;  // "MultiKueueConfig"
+  std::string parametersName;
+  std::vector<Condition> conditions;
+};
+
+/// kueue.x-k8s.io ClusterQueue: which admission checks gate it and its cohort.
+struct ClusterQueue {
+  ObjectMeta meta;
+  std::string cohort;  // v1beta2 spec.cohortName, v1beta1 spec.cohort
+  /// spec.admissionChecks[] plus spec.admissionChecksStrategy.admissionChecks[].name.
+  std::vector<std::string> admissionChecks;
+  /// nominalQuota per resource summed over flavors (milli-units), e.g. {"nvidia.com/gpu", 8000}.
+  ResourceList nominalQuota;
+};
+
+}  // namespace firstwork::model

@@ -1,0 +1,65 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "firstwork/core/clock.hpp"
+
+namespace firstwork::model {
+
+/// Small ordered key/value list: objects carry few relevant labels/annotations, and a flat vector
+/// is smaller and faster than a map at that size.
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+/// Returns the value for `key`, or nullptr.
+const std::string* findValue(const KeyValues& kv, std::string_view key);
+
+struct OwnerReference {
+  std::string apiVersion;  // e.g. "batch/v1"
+  std::string kind;        // e.g. "Job"
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+/// metav1.ObjectMeta, slimmed. Decoders keep only labels and annotations whose key starts with
+/// one of the prefixes the engine reads (`kueue.x-k8s.io/`, `firstwork.dev/`, `nvidia.com/`,
+/// `batch.kubernetes.io/`, `resource.kubernetes.io/`, `k8s.io/`), and never more than 64 of each.
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;  // empty for cluster-scoped objects
+  std::string uid;
+  std::string resourceVersion;
+  int64_t generation = 0;
+  SystemTime creationTimestamp{};
+  std::optional<SystemTime> deletionTimestamp;
+  KeyValues labels;
+  KeyValues annotations;
+  std::vector<OwnerReference> ownerReferences;
+};
+
+enum class ConditionStatus : uint8_t { Unknown, True, False };
+
+/// metav1.Condition and the Pod/Node condition shapes (lastProbeTime is not kept).
+struct Condition {
+  std::string type;
+  ConditionStatus status = ConditionStatus::Unknown;
+  std::string reason;
+  std::string message;
+  std::optional<SystemTime> lastTransitionTime;
+};
+
+/// Returns the condition of `type`, or nullptr.
+const Condition* findCondition(const std::vector<Condition>& conditions, std::string_view type);
+/// True when the condition of `type` exists with status True.
+bool isTrue(const std::vector<Condition>& conditions, std::string_view type);
+
+/// A resource name with its quantity in milli-units (see core/quantity.hpp).
+using ResourceList = std::vector<std::pair<std::string, int64_t>>;
+
+/// Milli-units of `resource` in `list`, 0 when absent.
+int64_t milliOf(const ResourceList& list, std::string_view resource);
+
+}  // namespace firstwork::model

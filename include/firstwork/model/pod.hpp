@@ -1,0 +1,50 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "firstwork/model/meta.hpp"
+
+namespace firstwork::model {
+
+enum class PodPhase : uint8_t { Unknown, Pending, Running, Succeeded, Failed };
+enum class ContainerStateKind : uint8_t { None, Waiting, Running, Terminated };
+
+/// status.containerStatuses[] (and initContainerStatuses[] with `init` set).
+struct ContainerStatus {
+  std::string name;
+  bool init = false;
+  bool ready = false;
+  int32_t restartCount = 0;
+  ContainerStateKind state = ContainerStateKind::None;
+  std::string reason;   // waiting.reason or terminated.reason
+  std::string message;  // waiting.message or terminated.message (truncated to 256 bytes)
+  std::optional<SystemTime> startedAt;   // running.startedAt or terminated.startedAt
+  std::optional<SystemTime> finishedAt;  // terminated.finishedAt
+  int32_t exitCode = 0;
+};
+
+/// spec.resourceClaims[] joined with status.resourceClaimStatuses[] by name.
+struct PodClaim {
+  std::string name;
+  std::string resourceClaimName;          // spec (pre-created claim)
+  std::string resourceClaimTemplateName;  // spec (template)
+  std::string generatedClaimName;         // status.resourceClaimStatuses[].resourceClaimName
+};
+
+/// core/v1 Pod.
+struct Pod {
+  ObjectMeta meta;
+  std::string nodeName;
+  int32_t schedulingGates = 0;  // len(spec.schedulingGates)
+  /// Requests summed over regular containers (max with init containers), extended resources only.
+  ResourceList requests;
+  std::vector<PodClaim> claims;
+  PodPhase phase = PodPhase::Unknown;
+  std::optional<SystemTime> startTime;
+  std::vector<Condition> conditions;
+  std::vector<ContainerStatus> containers;
+};
+
+}  // namespace firstwork::model

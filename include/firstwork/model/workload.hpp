@@ -1,0 +1,65 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "firstwork/model/meta.hpp"
+
+namespace firstwork::model {
+
+/// A DRA claim a podSet's pod template asks for (spec.resourceClaims[] of the template).
+struct PodSetClaim {
+  std::string name;                       // the pod-level claim name
+  std::string resourceClaimTemplateName;  // set for template claims (the only kind Kueue accounts)
+  std::string resourceClaimName;          // set for pre-created claims
+};
+
+/// spec.podSets[] of a Workload, reduced to what capacity and demand need.
+struct PodSet {
+  std::string name;
+  int32_t count = 1;
+  /// Per-pod requests summed over containers (limits used where a request is absent), only
+  /// extended resources (names containing '/'), e.g. {"nvidia.com/gpu", 1000}.
+  ResourceList perPodRequests;
+  std::vector<PodSetClaim> claims;
+};
+
+/// status.admission.podSetAssignments[].
+struct PodSetAssignment {
+  std::string name;
+  int32_t count = 0;
+  KeyValues flavors;           // resource → ResourceFlavor
+  ResourceList resourceUsage;  // total for the podset (per-pod × count)
+};
+
+enum class CheckState : uint8_t { Unknown, Pending, Ready, Retry, Rejected };
+
+/// status.admissionChecks[].
+struct AdmissionCheckStatus {
+  std::string name;
+  CheckState state = CheckState::Unknown;
+  std::optional<SystemTime> lastTransitionTime;
+  std::string message;
+};
+
+/// kueue.x-k8s.io Workload (v1beta2; v1beta1 decoded into the same struct).
+struct Workload {
+  ObjectMeta meta;
+  std::string apiVersion;  // "kueue.x-k8s.io/v1beta2" or ".../v1beta1"
+  std::string queueName;
+  int32_t priority = 0;
+  bool active = true;
+  std::vector<PodSet> podSets;
+  std::vector<Condition> conditions;
+  /// status.admission.clusterQueue; empty when there is no admission.
+  std::string admissionClusterQueue;
+  std::vector<PodSetAssignment> podSetAssignments;
+  std::vector<AdmissionCheckStatus> admissionChecks;
+  std::string clusterName;                       // MultiKueue: worker that admitted it
+  std::vector<std::string> nominatedClusterNames;  // MultiKueue: candidates
+  int32_t accumulatedPastExecutionTimeSeconds = 0;  // v1beta1: accumulatedPastExexcutionTimeSeconds
+  int32_t requeueCount = 0;                         // status.requeueState.count
+};
+
+}  // namespace firstwork::model
