@@ -1,0 +1,109 @@
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace firstwork::sim {
+
+struct ApiServerOptions {
+  bool tls = false;                  // HTTPS with a CA and server certificate generated at start
+  std::string token = "test-token";  // bearer token required on every request (401 otherwise)
+  std::chrono::milliseconds bookmarkInterval{1000};  // BOOKMARK cadence on watches that ask
+  size_t historyLimit = 200000;      // events kept for watch-from-RV; older RVs get ERROR 410
+  size_t defaultPageLimit = 0;       // page size when the client sends no `limit` (0: no paging)
+  std::string workloadVersion = "v1beta2";  // kueue.x-k8s.io version served ("" = no Kueue)
+  std::string draVersion = "v1";            // resource.k8s.io version served ("" = no DRA)
+  std::string name = "cluster";             // for log lines only
+};
+
+/// Server-side counters, for tests that assert on client behaviour.
+struct ApiServerStats {
+  uint64_t listRequests = 0;
+  uint64_t watchRequests = 0;
+  uint64_t unauthorized = 0;
+  uint64_t injectedFailures = 0;
+  uint64_t expiredContinue = 0;
+  uint64_t watchExpired = 0;  // in-band ERROR 410 sent
+};
+
+/// A Kubernetes API test server: a real HTTP(S) server on 127.0.0.1 (port 0 → picked by the OS)
+/// with kube-apiserver list/watch semantics for every resource firstwork watches: discovery,
+/// cluster-wide monotonic resourceVersions, paginated LIST with continue tokens, WATCH from an RV
+/// with chunked newline-delimited events, bookmarks, timeoutSeconds, in-band ERROR 410 for
+/// compacted RVs, and bearer-token auth. Objects are JSON exactly as the API sends them.
+///
+/// Resources are named by their plural (`workloads`, `multikueueclusters`, `clusterqueues`,
+/// `admissionchecks`, `multikueueconfigs`, `pods`, `nodes`, `resourceclaims`, `resourceslices`).
+/// Thread-safe: tests and scenario players mutate objects from any thread while clients stream.
+/// Shares no code with the engine or the client.
+class ApiServer {
+ public:
+  explicit ApiServer(ApiServerOptions options = {});
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  /// Binds 127.0.0.1 (port 0 the first time, the same port after stop()) and serves in the
+  /// background. Returns once the socket accepts connections.
+  void start();
+  /// Closes every connection and stops listening. Objects and the RV counter are kept.
+  void stop();
+  bool running() const;
+
+  int port() const;
+  std::string baseUrl() const;  // "http://127.0.0.1:<port>" or "https://..."
+  std::string caPem() const;    // PEM of the CA that signed the server certificate (TLS only)
+  /// A kubeconfig (YAML) for this server: server URL, CA data when TLS, the current token.
+  std::string kubeconfig(const std::string& contextName = "test") const;
+
+  // --- objects -------------------------------------------------------------------------------
+  /// Creates an object (JSON). Fills metadata.uid (when absent), creationTimestamp (when
+  /// absent), resourceVersion; emits ADDED. Returns the stored JSON. Throws on a duplicate
+  /// namespace/name or bad JSON.
+  std::string create(const std::string& resource, const std::string& json);
+  /// Replaces an existing object (matched by namespace/name), keeps uid, bumps RV, emits MODIFIED.
+  std::string update(const std::string& resource, const std::string& json);
+  /// Creates or updates.
+  std::string apply(const std::string& resource, const std::string& json);
+  /// Deletes by namespace/name (namespace "" for cluster-scoped), emits DELETED. False if absent.
+  bool remove(const std::string& resource, const std::string& ns, const std::string& name);
+  /// Current objects of a resource (stored JSON) and their count.
+  std::vector<std::string> objects(const std::string& resource) const;
+  size_t count(const std::string& resource) const;
+  /// The latest resourceVersion issued.
+  uint64_t currentResourceVersion() const;
+
+  // --- faults --------------------------------------------------------------------------------
+  /// Every open watch stream writes half of its next event and then drops the connection.
+  void cutStreamsMidEvent();
+  /// The next event written on each open stream is truncated (invalid JSON) and followed by a
+  /// newline; the stream stays open.
+  void truncateNextEvent();
+  /// Open streams send nothing (no events, no bookmarks) for `duration`; events are kept and
+  /// sent afterwards.
+  void stallStreams(std::chrono::milliseconds duration);
+  /// The next `count` requests answer `status` (e.g. 500 or 429) with a Status body; for 429 a
+  /// Retry-After header of `retryAfterSeconds` is sent when given.
+  void failNextRequests(int status, int count, std::optional<int> retryAfterSeconds = {});
+  /// Forgets all event history: a watch from any earlier RV gets in-band ERROR 410 (Expired);
+  /// continue tokens issued so far expire (HTTP 410). With `expireOpenStreams`, open watch
+  /// streams receive ERROR 410 and are closed.
+  void compactHistory(bool expireOpenStreams = true);
+  /// Simulates an API server restored/restarted with a new RV base: closes every stream, jumps
+  /// the RV counter to `newBase` (which may be lower), and forgets history.
+  void restartWithNewRvBase(uint64_t newBase);
+  /// Replaces the accepted token; requests with the old one get 401 from now on.
+  void rotateToken(const std::string& newToken);
+  std::string token() const;
+
+  ApiServerStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace firstwork::sim
