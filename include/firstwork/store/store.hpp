@@ -1,0 +1,79 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "firstwork/core/clock.hpp"
+#include "firstwork/core/result.hpp"
+
+namespace firstwork::store {
+
+/// How a record is written when its (kind, key) already exists.
+enum class WriteMode : uint8_t {
+  /// Keep the stored record; the write reports "not new". Used for facts that never change once
+  /// recorded (milestones, histogram observations): a restart that re-derives them is a no-op.
+  InsertOnce,
+  /// Replace the stored record (e.g. an incident that goes from open to recovered).
+  Upsert,
+};
+
+/// One durable fact. `kind` is a small fixed vocabulary (`milestone`, `observation`, `incident`,
+/// `reclaim`, ...); `key` is the stable identity the engine derives from object identities, so the
+/// same fact re-derived after a restart has the same key. `body` is the JSON the API serves.
+struct Record {
+  std::string kind;
+  std::string key;
+  std::string cluster;
+  std::string clusterQueue;
+  SystemTime time{};  // the fact's event time (filters `since`/`until`, retention)
+  std::string body;   // JSON object
+  WriteMode mode = WriteMode::InsertOnce;
+};
+
+struct Query {
+  std::string kind;
+  std::string cluster;       // empty: any
+  std::string clusterQueue;  // empty: any
+  std::optional<SystemTime> since;
+  std::optional<SystemTime> until;
+  size_t limit = 10000;
+};
+
+/// Durable record of milestones, observations, incidents and reclaims (seam; SQLite in
+/// production, memory in unit tests). Not thread-safe: one owner thread (the event loop; the
+/// report command opens its own read-only instance).
+class Store {
+ public:
+  virtual ~Store() = default;
+  /// Writes all records in one transaction (all or nothing). On success returns, per record,
+  /// whether it was new (InsertOnce) or changed (Upsert). Errors (disk full, read-only file)
+  /// leave the store unchanged; the caller keeps the records and retries.
+  virtual Result<std::vector<bool>> commit(const std::vector<Record>& records) = 0;
+  /// Records of one kind, ordered by time then key.
+  virtual Result<std::vector<Record>> query(const Query& query) = 0;
+  virtual Result<bool> contains(const std::string& kind, const std::string& key) = 0;
+  /// Deletes records whose time is before `cutoff`; returns how many.
+  virtual Result<uint64_t> prune(SystemTime cutoff) = 0;
+};
+
+using StorePtr = std::unique_ptr<Store>;
+
+struct SqliteOptions {
+  bool readOnly = false;
+  int busyTimeoutMs = 5000;
+};
+
+/// The current schema version written by this build.
+inline constexpr int kSchemaVersion = 1;
+
+/// Opens (creating if needed) an SQLite store in WAL mode with synchronous=FULL, so every
+/// committed transaction survives a SIGKILL or power loss. Migrates older schemas forward;
+/// refuses a newer schema version than this build knows.
+Result<StorePtr> openSqliteStore(const std::string& path, const SqliteOptions& options = {});
+
+/// An in-memory store with the same semantics, for unit tests.
+StorePtr makeMemoryStore();
+
+}  // namespace firstwork::store

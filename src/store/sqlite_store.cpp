@@ -1,0 +1,291 @@
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <tuple>
+
+#include "firstwork/store/store.hpp"
+
+namespace firstwork::store {
+namespace {
+
+int64_t toMillis(SystemTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+SystemTime fromMillis(int64_t ms) {
+  return SystemTime{std::chrono::duration_cast<SystemTime::duration>(std::chrono::milliseconds{ms})};
+}
+
+// Each entry migrates from version (index) to version (index + 1). Append only; never edit a
+// released migration.
+const char* const kMigrations[] = {
+    // 0 -> 1
+    "CREATE TABLE records ("
+    "  kind TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  cluster TEXT NOT NULL,"
+    "  cluster_queue TEXT NOT NULL,"
+    "  time_ms INTEGER NOT NULL,"
+    "  body TEXT NOT NULL,"
+    "  PRIMARY KEY (kind, key)) WITHOUT ROWID;"
+    "CREATE INDEX records_by_time ON records(kind, time_ms);"
+    "CREATE INDEX records_by_cluster ON records(kind, cluster, time_ms);",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
+
+/// RAII for prepared statements.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  sqlite3_stmt* get() { return s_; }
+  void text(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void integer(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  int step() { return sqlite3_step(s_); }
+  void reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  std::string column(int i) {
+    auto p = sqlite3_column_text(s_, i);
+    return p ? std::string(reinterpret_cast<const char*>(p),
+                           static_cast<size_t>(sqlite3_column_bytes(s_, i)))
+             : std::string();
+  }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+  int rc_ = SQLITE_ERROR;
+};
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  Status init(const SqliteOptions& options) {
+    sqlite3_busy_timeout(db_, options.busyTimeoutMs);
+    if (!options.readOnly) {
+      // WAL + synchronous=FULL: a committed transaction is on disk before commit() returns.
+      if (auto s = exec("PRAGMA journal_mode=WAL;"); !s) return s;
+      if (auto s = exec("PRAGMA synchronous=FULL;"); !s) return s;
+    }
+    int version = 0;
+    {
+      Stmt st(db_, "PRAGMA user_version;");
+      if (!st.ok()) return error("read schema version");
+      if (st.step() == SQLITE_ROW) version = sqlite3_column_int(st.get(), 0);
+    }
+    if (version > kSchemaVersion)
+      return makeError(fmt::format("store {}: schema version {} is newer than this build ({})",
+                                   path_, version, kSchemaVersion));
+    if (version < kSchemaVersion && options.readOnly)
+      return makeError(fmt::format("store {}: schema version {} needs a migration; open it once "
+                                   "with `firstworkd run` first", path_, version));
+    for (int v = version; v < kSchemaVersion; ++v) {
+      if (auto s = exec("BEGIN IMMEDIATE;"); !s) return s;
+      auto s = exec(kMigrations[v]);
+      if (s) s = exec(fmt::format("PRAGMA user_version={};", v + 1));
+      if (!s) {
+        rollback();
+        return makeError(fmt::format("store {}: migration to version {} failed: {}", path_, v + 1,
+                                     s.error()));
+      }
+      if (auto c = exec("COMMIT;"); !c) return c;
+    }
+    return Ok{};
+  }
+
+  // Store
+  Result<std::vector<bool>> commit(const std::vector<Record>& records) override {
+    std::vector<bool> changed;
+    changed.reserve(records.size());
+    if (records.empty()) return changed;
+    if (auto s = exec("BEGIN IMMEDIATE;"); !s) return Error{s.error()};
+    Stmt insertOnce(db_,
+                    "INSERT OR IGNORE INTO records(kind,key,cluster,cluster_queue,time_ms,body) "
+                    "VALUES(?,?,?,?,?,?);");
+    Stmt upsert(db_,
+                "INSERT INTO records(kind,key,cluster,cluster_queue,time_ms,body) VALUES(?,?,?,?,?,?) "
+                "ON CONFLICT(kind,key) DO UPDATE SET cluster=excluded.cluster, "
+                "cluster_queue=excluded.cluster_queue, time_ms=excluded.time_ms, body=excluded.body "
+                "WHERE records.body IS NOT excluded.body;");
+    if (!insertOnce.ok() || !upsert.ok()) {
+      auto e = error("prepare write");
+      rollback();
+      return e;
+    }
+    for (const auto& r : records) {
+      Stmt& st = r.mode == WriteMode::InsertOnce ? insertOnce : upsert;
+      st.reset();
+      st.text(1, r.kind);
+      st.text(2, r.key);
+      st.text(3, r.cluster);
+      st.text(4, r.clusterQueue);
+      st.integer(5, toMillis(r.time));
+      st.text(6, r.body);
+      if (st.step() != SQLITE_DONE) {
+        auto e = error(fmt::format("write {} {}", r.kind, r.key));
+        rollback();
+        return e;
+      }
+      changed.push_back(sqlite3_changes(db_) > 0);
+    }
+    if (auto s = exec("COMMIT;"); !s) {
+      rollback();
+      return Error{s.error()};
+    }
+    return changed;
+  }
+
+  Result<std::vector<Record>> query(const Query& q) override {
+    std::string sql =
+        "SELECT kind,key,cluster,cluster_queue,time_ms,body FROM records WHERE kind=?1";
+    if (!q.cluster.empty()) sql += " AND cluster=?2";
+    if (!q.clusterQueue.empty()) sql += " AND cluster_queue=?3";
+    if (q.since) sql += " AND time_ms>=?4";
+    if (q.until) sql += " AND time_ms<?5";
+    sql += " ORDER BY time_ms, key LIMIT ?6;";
+    Stmt st(db_, sql.c_str());
+    if (!st.ok()) return error("prepare query");
+    st.text(1, q.kind);
+    if (!q.cluster.empty()) st.text(2, q.cluster);
+    if (!q.clusterQueue.empty()) st.text(3, q.clusterQueue);
+    if (q.since) st.integer(4, toMillis(*q.since));
+    if (q.until) st.integer(5, toMillis(*q.until));
+    st.integer(6, static_cast<int64_t>(q.limit));
+    std::vector<Record> out;
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      Record r;
+      r.kind = st.column(0);
+      r.key = st.column(1);
+      r.cluster = st.column(2);
+      r.clusterQueue = st.column(3);
+      r.time = fromMillis(sqlite3_column_int64(st.get(), 4));
+      r.body = st.column(5);
+      out.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE) return error("query");
+    return out;
+  }
+
+  Result<bool> contains(const std::string& kind, const std::string& key) override {
+    Stmt st(db_, "SELECT 1 FROM records WHERE kind=? AND key=?;");
+    if (!st.ok()) return error("prepare lookup");
+    st.text(1, kind);
+    st.text(2, key);
+    int rc = st.step();
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return error("lookup");
+  }
+
+  Result<uint64_t> prune(SystemTime cutoff) override {
+    Stmt st(db_, "DELETE FROM records WHERE time_ms<?;");
+    if (!st.ok()) return error("prepare prune");
+    st.integer(1, toMillis(cutoff));
+    if (st.step() != SQLITE_DONE) return error("prune");
+    return static_cast<uint64_t>(sqlite3_changes(db_));
+  }
+
+ private:
+  Status exec(const std::string& sql) {
+    char* msg = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+      std::string m = fmt::format("store {}: {}", path_, msg ? msg : sqlite3_errmsg(db_));
+      sqlite3_free(msg);
+      return makeError(m);
+    }
+    return Ok{};
+  }
+  void rollback() {
+    // Best effort: a failed ROLLBACK leaves SQLite to roll back on the next open.
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+  }
+  Error error(const std::string& what) {
+    return makeError(fmt::format("store {}: {}: {} (sqlite code {})", path_, what,
+                                 sqlite3_errmsg(db_), sqlite3_extended_errcode(db_)));
+  }
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+class MemoryStore final : public Store {
+ public:
+  Result<std::vector<bool>> commit(const std::vector<Record>& records) override {
+    std::vector<bool> changed;
+    for (const auto& r : records) {
+      auto [it, inserted] = rows_.try_emplace({r.kind, r.key}, r);
+      if (!inserted && r.mode == WriteMode::Upsert && it->second.body != r.body) {
+        it->second = r;
+        changed.push_back(true);
+      } else {
+        changed.push_back(inserted);
+      }
+    }
+    return changed;
+  }
+  Result<std::vector<Record>> query(const Query& q) override {
+    std::vector<Record> out;
+    for (const auto& [k, r] : rows_) {
+      if (r.kind != q.kind) continue;
+      if (!q.cluster.empty() && r.cluster != q.cluster) continue;
+      if (!q.clusterQueue.empty() && r.clusterQueue != q.clusterQueue) continue;
+      if (q.since && r.time < *q.since) continue;
+      if (q.until && r.time >= *q.until) continue;
+      out.push_back(r);
+    }
+    std::sort(out.begin(), out.end(), [](const Record& a, const Record& b) {
+      return std::tie(a.time, a.key) < std::tie(b.time, b.key);
+    });
+    if (out.size() > q.limit) out.resize(q.limit);
+    return out;
+  }
+  Result<bool> contains(const std::string& kind, const std::string& key) override {
+    return rows_.count({kind, key}) > 0;
+  }
+  Result<uint64_t> prune(SystemTime cutoff) override {
+    uint64_t n = 0;
+    for (auto it = rows_.begin(); it != rows_.end();) {
+      if (it->second.time < cutoff) {
+        it = rows_.erase(it);
+        ++n;
+      } else {
+        ++it;
+      }
+    }
+    return n;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, Record> rows_;
+};
+
+}  // namespace
+
+Result<StorePtr> openSqliteStore(const std::string& path, const SqliteOptions& options) {
+  sqlite3* db = nullptr;
+  int flags = options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  flags |= SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    return makeError(fmt::format("store {}: cannot open: {}", path, msg));
+  }
+  auto store = std::make_unique<SqliteStore>(db, path);
+  if (auto s = store->init(options); !s) return Error{s.error()};
+  return StorePtr(std::move(store));
+}
+
+StorePtr makeMemoryStore() { return std::make_unique<MemoryStore>(); }
+
+}  // namespace firstwork::store

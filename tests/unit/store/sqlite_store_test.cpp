@@ -1,0 +1,194 @@
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "firstwork/store/store.hpp"
+
+using namespace firstwork;
+using namespace firstwork::store;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/firstwork-store-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+SystemTime at(int64_t seconds) { return SystemTime{std::chrono::seconds{seconds}}; }
+
+Record rec(std::string kind, std::string key, int64_t t, std::string body = "{}",
+           WriteMode mode = WriteMode::InsertOnce, std::string cluster = "w1",
+           std::string cq = "cq") {
+  return Record{std::move(kind), std::move(key), std::move(cluster), std::move(cq), at(t),
+                std::move(body), mode};
+}
+
+void checkSemantics(Store& s) {
+  auto first = s.commit({rec("observation", "a", 10), rec("observation", "b", 20)});
+  REQUIRE(first.ok());
+  CHECK(*first == std::vector<bool>{true, true});
+  // The same facts re-derived after a restart are not new: no histogram sample twice.
+  auto again = s.commit({rec("observation", "a", 10, "{\"x\":1}"), rec("observation", "c", 30)});
+  REQUIRE(again.ok());
+  CHECK(*again == std::vector<bool>{false, true});
+  // Upsert replaces and reports a change only when the body differs.
+  REQUIRE(s.commit({rec("incident", "i1", 5, "{\"outcome\":\"open\"}", WriteMode::Upsert)}).ok());
+  auto same = s.commit({rec("incident", "i1", 5, "{\"outcome\":\"open\"}", WriteMode::Upsert)});
+  REQUIRE(same.ok());
+  CHECK(*same == std::vector<bool>{false});
+  auto changed =
+      s.commit({rec("incident", "i1", 5, "{\"outcome\":\"recovered\"}", WriteMode::Upsert)});
+  REQUIRE(changed.ok());
+  CHECK(*changed == std::vector<bool>{true});
+
+  auto obs = s.query({"observation", "", "", {}, {}, 100});
+  REQUIRE(obs.ok());
+  REQUIRE(obs->size() == 3);
+  CHECK((*obs)[0].key == "a");
+  CHECK((*obs)[0].body == "{}");  // InsertOnce kept the original
+  CHECK((*obs)[2].key == "c");
+  auto since = s.query({"observation", "", "", at(15), at(30), 100});
+  REQUIRE(since.ok());
+  REQUIRE(since->size() == 1);  // [15, 30): only b
+  CHECK((*since)[0].key == "b");
+  auto inc = s.query({"incident", "w1", "cq", {}, {}, 100});
+  REQUIRE(inc.ok());
+  REQUIRE(inc->size() == 1);
+  CHECK((*inc)[0].body == "{\"outcome\":\"recovered\"}");
+  CHECK(s.query({"incident", "w2", "", {}, {}, 100})->empty());
+  CHECK(*s.contains("observation", "b"));
+  CHECK_FALSE(*s.contains("observation", "zz"));
+  auto pruned = s.prune(at(20));  // a (10) and i1 (5) go
+  REQUIRE(pruned.ok());
+  CHECK(*pruned == 2);
+  CHECK_FALSE(*s.contains("observation", "a"));
+  CHECK(*s.contains("observation", "b"));
+}
+
+}  // namespace
+
+TEST_CASE("The SQLite store writes each fact once, upserts incidents, filters and prunes",
+          "[store]") {
+  TempDir dir;
+  auto s = openSqliteStore((dir.path / "f.db").string());
+  REQUIRE(s.ok());
+  checkSemantics(**s);
+}
+
+TEST_CASE("The memory store has the same semantics as the SQLite store", "[store]") {
+  auto s = makeMemoryStore();
+  checkSemantics(*s);
+}
+
+TEST_CASE("The SQLite store is in WAL mode and keeps data across reopen", "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  {
+    auto s = openSqliteStore(path);
+    REQUIRE(s.ok());
+    REQUIRE((*s)->commit({rec("milestone", "m1", 1, "{\"m\":\"reserved\"}")}).ok());
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode;", -1, &st, nullptr);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "wal");
+  sqlite3_finalize(st);
+  sqlite3_prepare_v2(db, "PRAGMA user_version;", -1, &st, nullptr);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(st, 0) == kSchemaVersion);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  auto again = openSqliteStore(path);
+  REQUIRE(again.ok());
+  CHECK(*(*again)->contains("milestone", "m1"));
+}
+
+TEST_CASE("A store with a newer schema than this build is refused with a clear error", "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  sqlite3_exec(db, "PRAGMA user_version=99;", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  auto s = openSqliteStore(path);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().find("schema version 99 is newer") != std::string::npos);
+}
+
+TEST_CASE("A read-only store reports write errors and changes nothing", "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  {
+    auto s = openSqliteStore(path);
+    REQUIRE(s.ok());
+    REQUIRE((*s)->commit({rec("observation", "a", 1)}).ok());
+  }
+  auto ro = openSqliteStore(path, SqliteOptions{true, 100});
+  REQUIRE(ro.ok());
+  auto w = (*ro)->commit({rec("observation", "b", 2), rec("observation", "c", 3)});
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.error().find("store ") == 0);
+  CHECK(*(*ro)->contains("observation", "a"));
+  CHECK_FALSE(*(*ro)->contains("observation", "b"));
+}
+
+TEST_CASE("An unopenable store path is an error naming the path", "[store]") {
+  auto s = openSqliteStore("/nonexistent-dir-firstwork/x/f.db");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().find("/nonexistent-dir-firstwork/x/f.db") != std::string::npos);
+}
+
+TEST_CASE("Every commit acknowledged before a SIGKILL survives it", "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(fds[0]);
+    auto s = openSqliteStore(path);
+    if (!s.ok()) _exit(3);
+    for (int i = 0;; ++i) {
+      std::vector<Record> batch;
+      for (int j = 0; j < 5; ++j)
+        batch.push_back(rec("observation", std::to_string(i) + "-" + std::to_string(j), i));
+      if (!(*s)->commit(batch).ok()) _exit(4);
+      // Acknowledge only after commit() returned.
+      if (write(fds[1], &i, sizeof i) != sizeof i) _exit(5);
+    }
+  }
+  close(fds[1]);
+  int acked = -1, v;
+  while (acked < 200 && read(fds[0], &v, sizeof v) == sizeof v) acked = v;
+  kill(child, SIGKILL);
+  // Drain what the child acknowledged before it died.
+  while (read(fds[0], &v, sizeof v) == sizeof v) acked = v;
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(acked >= 200);
+  auto s = openSqliteStore(path);
+  REQUIRE(s.ok());
+  for (int i = 0; i <= acked; ++i)
+    for (int j = 0; j < 5; ++j)
+      REQUIRE(*(*s)->contains("observation", std::to_string(i) + "-" + std::to_string(j)));
+  // Transactions are all-or-nothing: the batch in flight is either whole or absent.
+  int n = static_cast<int>((*s)->query({"observation", "", "", {}, {}, 1000000})->size());
+  CHECK(n % 5 == 0);
+}
