@@ -1,0 +1,289 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "firstwork/core/clock.hpp"
+#include "firstwork/core/result.hpp"
+#include "firstwork/inventory/pool_tracker.hpp"
+#include "firstwork/model/decode.hpp"  // model::EventType
+#include "firstwork/model/dra.hpp"
+#include "firstwork/model/node.hpp"
+#include "firstwork/model/pod.hpp"
+#include "firstwork/model/workload.hpp"
+
+namespace firstwork::inventory {
+
+// ---------------------------------------------------------------------------------------------
+// Device classes: the `device_class` label. A class is one unit; figures of different classes are
+// never added together. Label values:
+//   * extended resources: the resource name, e.g. "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"
+//     (MIG mixed strategy); on a node that shares its GPUs (time-slicing / MPS, see NodeSharing)
+//     the resource's *shares* go to "<resource>.shared" (e.g. "nvidia.com/gpu.shared", which is
+//     also the name NVIDIA's device plugin uses with renameByDefault), never to the GPU class;
+//   * NVIDIA DRA driver defaults (design §5): "gpu.nvidia.com" for whole GPUs (attribute
+//     type=gpu) and "gpu.nvidia.com/mig-<profile>" for MIG slices (type=mig, e.g.
+//     "gpu.nvidia.com/mig-1g.10gb"); attribute names as published by NVIDIA's driver
+//     (NVIDIA/k8s-dra-driver-gpu cmd/gpu-kubelet-plugin/deviceinfo.go @ 03af8246: `type`,
+//     `profile`; fixture dra-resourceslice-v1-nvidia-gpu-openshift-conformance.yaml shows
+//     `type: {string: gpu}`);
+//   * configured DRA DeviceClasses (DeviceClassMapping): the DeviceClass name.
+// DRA devices that match no class are *unclassified*: counted per driver, never guessed into a
+// class.
+// ---------------------------------------------------------------------------------------------
+
+/// Suffix of the class that counts shares of time-sliced / MPS-shared GPUs.
+inline constexpr std::string_view kSharedClassSuffix = ".shared";
+/// Infix of NVIDIA DRA MIG classes: "<driver>/mig-<profile>".
+inline constexpr std::string_view kMigClassInfix = "/mig-";
+
+/// One condition of a simple selector: `device.attributes["<domain>"].<name> == "<value>"`.
+struct AttributeEquals {
+  /// Qualified ("gpu.nvidia.com/type") or unqualified ("type"). Unqualified names live in the
+  /// driver's domain, as in Kubernetes: "type" published by driver d equals "d/type".
+  std::string name;
+  std::string value;  // compared with the attribute's string form ("gpu", "1g.10gb", "true", "80")
+};
+
+/// Maps a DRA DeviceClass to the devices it selects (config `gpu.deviceClasses[]`). DeviceClass
+/// objects are not watched: the mapping is configuration, optionally written as the class's CEL
+/// selector (parseDeviceClassSelector).
+struct DeviceClassMapping {
+  std::string name;    // DeviceClass name; also the device_class label value
+  std::string driver;  // devices of this driver ...
+  std::vector<AttributeEquals> attributes;  // ... whose attributes all match (empty: every device)
+};
+
+/// Parses a DeviceClass CEL selector of the simple form
+///   device.driver == "x" [&& device.attributes["domain"].name == "value"]...
+/// (single or double quotes; `&&` only; the driver comparison is required). The website's
+/// example class (`device.driver == "driver.example.com"`) maps to driver driver.example.com.
+/// Anything else (||, !, functions, other operators) is an error naming the unsupported part:
+/// such classes must be mapped explicitly rather than guessed.
+Result<DeviceClassMapping> parseDeviceClassSelector(std::string_view deviceClassName,
+                                                    std::string_view celExpression);
+
+/// Inventory configuration (design §5 defaults work without any).
+struct InventoryConfig {
+  /// Extended resources counted as devices: exact names, or prefixes ending in '*'.
+  std::vector<std::string> extendedResources{"nvidia.com/gpu", "nvidia.com/gpu.shared",
+                                             "nvidia.com/mig-*"};
+  /// Classify devices of `nvidiaDriver` by `typeAttribute` (gpu | mig) and `profileAttribute`.
+  bool nvidiaDraDefaults = true;
+  std::string nvidiaDriver = "gpu.nvidia.com";
+  std::string typeAttribute = "type";
+  std::string profileAttribute = "profile";
+  /// NVIDIA's DeviceClass for whole GPUs; claims of this class map to "gpu.nvidia.com". (Its MIG
+  /// class `mig.nvidia.com` carries the profile in per-claim CEL selectors, which the model does
+  /// not keep, so MIG demand by DeviceClass is unresolvable unless mapped here explicitly.)
+  std::string nvidiaGpuDeviceClass = "gpu.nvidia.com";
+  /// Configured DeviceClasses, checked in order before the NVIDIA defaults; first match wins.
+  std::vector<DeviceClassMapping> deviceClasses;
+  /// Node taint keys that GPU workloads are expected to tolerate (GKE and many operators taint GPU
+  /// nodes `nvidia.com/gpu=present:NoSchedule`); other NoSchedule/NoExecute node taints make the
+  /// node's devices unavailable (reason tainted).
+  std::vector<std::string> toleratedNodeTaintKeys{"nvidia.com/gpu"};
+};
+
+/// Whether a class counts extended-resource units or DRA devices.
+enum class ClassKind : uint8_t { ExtendedResource, Dra };
+
+/// Figures of one (cluster, device class): the `firstwork_gpus` gauge and what the engine needs.
+/// Invariants: published = usable + unavailable; unavailable = sum(unavailableByReason);
+/// free = usable devices not allocated (≤ usable).
+struct ClassFigures {
+  std::string cluster;
+  std::string deviceClass;
+  ClassKind kind = ClassKind::ExtendedResource;
+  int64_t published = 0;    // node allocatable (extended) / devices in ResourceSlices (DRA)
+  int64_t usable = 0;
+  int64_t unavailable = 0;
+  ReasonCounts unavailableByReason{};
+  /// Held by pods: extended-resource requests of pods bound to a node and not terminated;
+  /// DRA devices in allocation results of allocated claims (each device once). May exceed
+  /// `usable` (e.g. pods still bound to a NotReady node).
+  int64_t allocated = 0;
+  int64_t free = 0;
+  /// The class counts shares of GPUs (time-slicing / MPS); `physicalDevices` are the GPUs behind
+  /// them (allocatable / replicas per node). Zero for unshared classes.
+  bool shared = false;
+  int64_t physicalDevices = 0;
+  /// DRA devices that consume shared counters (overlapping partitions of the same hardware, not
+  /// all allocatable at once); included in `published`.
+  int64_t partitionDevices = 0;
+};
+
+/// DRA devices no class matches, per (cluster, driver).
+struct UnclassifiedFigures {
+  std::string cluster;
+  std::string driver;
+  int64_t published = 0;
+  int64_t usable = 0;
+  int64_t allocated = 0;
+};
+
+/// NVIDIA sharing labels of a node (GPU feature discovery / device plugin).
+struct NodeSharing {
+  std::string strategy;     // nvidia.com/gpu.sharing-strategy: "none" | "time-slicing" | "mps" | ""
+  int64_t replicas = 1;     // nvidia.com/gpu.replicas (1 when absent or unparsable)
+  std::string product;      // nvidia.com/gpu.product
+  bool productShared = false;  // product ends in "-SHARED" (time-slicing without renaming)
+  /// True when the node hands out shares rather than whole GPUs: replicas > 1, strategy
+  /// time-slicing or mps, or a "-SHARED" product.
+  bool shared() const;
+};
+
+/// Devices of one class a pod (or podset) holds or wants.
+struct DeviceCount {
+  std::string deviceClass;
+  int64_t count = 0;
+  /// True: held (extended resources of a bound, non-terminated pod; devices of an allocated
+  /// claim). False: wanted (unbound pod, or claim not allocated yet: by its requests).
+  bool allocated = false;
+};
+
+/// What podDevices() found for a pod.
+struct PodDevices {
+  std::vector<DeviceCount> devices;  // merged per (class, allocated), sorted
+  int64_t unclassified = 0;      // devices held/wanted that map to no class
+  int64_t unresolvedClaims = 0;  // claims not known yet, or requests with allocationMode All
+};
+
+/// Everything the metrics and the API read, taken at once.
+struct InventorySnapshot {
+  SystemTime at{};  // last advance of the pool-time integral
+  std::vector<ClassFigures> classes;  // sorted by (cluster, deviceClass); empty classes omitted
+  std::vector<UnclassifiedFigures> unclassified;
+  std::vector<PoolStatus> pools;
+  std::vector<PoolCount> poolCounts;
+  std::vector<PoolSecondsTotal> poolIncompleteSeconds;
+  uint64_t rejectedSlices = 0;
+  uint64_t rejectedObjects = 0;  // malformed Nodes / Pods / ResourceClaims skipped
+};
+
+/// GPU capacity inventory of every cluster: published / usable / unavailable / allocated / free
+/// devices per device class in honest units, from Nodes (extended resources), ResourceSlices
+/// (DRA, through a PoolTracker), Pods and ResourceClaims; plus the lookups the milestone engine
+/// needs to turn pods and podsets into devices of a class. Pure (no I/O, no clock reads: event
+/// times are passed in) and single-threaded — owned and called by the daemon's event-loop thread
+/// only. Query results are returned by value; figures are recomputed lazily per cluster after a
+/// change.
+class Inventory {
+ public:
+  explicit Inventory(InventoryConfig config = {});
+
+  const InventoryConfig& config() const { return config_; }
+
+  // Watch events. Each returns false (and counts the object) when it is malformed; the previous
+  // state of that object is kept. Bookmark/Error events are ignored.
+  /// ResourceSlice event; see PoolTracker::onSlice for `at`.
+  bool onSlice(std::string_view cluster, model::EventType type, const model::ResourceSlice& slice,
+               SystemTime at);
+  /// Node event: readiness (Ready condition True), cordon, taints, allocatable of tracked
+  /// extended resources, NVIDIA sharing labels. Deleting a node removes its extended capacity;
+  /// DRA slices still naming it become unavailable (node_not_ready) until they are deleted.
+  bool onNode(std::string_view cluster, model::EventType type, const model::Node& node);
+  /// Pod event: bound node, phase, extended-resource requests, claims.
+  bool onPod(std::string_view cluster, model::EventType type, const model::Pod& pod);
+  /// ResourceClaim event: requests and allocation results.
+  bool onClaim(std::string_view cluster, model::EventType type, const model::ResourceClaim& claim);
+  /// Advances the pool-seconds integral (see PoolTracker::advanceTo).
+  void advanceTo(SystemTime at);
+  /// Forgets every object of `cluster`; counters are kept.
+  void clearCluster(std::string_view cluster, SystemTime at);
+
+  // Snapshots.
+  InventorySnapshot snapshot() const;
+  /// Figures of every non-empty class of `cluster` (all clusters when empty), sorted.
+  std::vector<ClassFigures> classes(std::string_view cluster = {}) const;
+  /// Figures of one class, nullopt when the class has nothing on that cluster.
+  std::optional<ClassFigures> figures(std::string_view cluster, std::string_view deviceClass) const;
+  /// Usable devices of a class on a cluster (0 when unknown).
+  int64_t usableDevices(std::string_view cluster, std::string_view deviceClass) const;
+  /// Usable devices of a class not allocated to anyone (0 when unknown).
+  int64_t freeDevices(std::string_view cluster, std::string_view deviceClass) const;
+  std::vector<UnclassifiedFigures> unclassified() const;
+  /// Per-pool detail for /api/v1/pools, node verdicts included.
+  std::vector<PoolStatus> pools() const;
+  std::vector<PoolCount> poolCounts() const { return tracker_.poolCounts(); }
+  std::vector<PoolSecondsTotal> poolIncompleteSeconds() const {
+    return tracker_.incompleteSeconds();
+  }
+  const PoolTracker& poolTracker() const { return tracker_; }
+  uint64_t rejectedObjects() const { return rejected_objects_; }
+
+  // Classification and lookups for the engine.
+  /// Class of a DRA device of `driver` (configured mappings first, then the NVIDIA defaults);
+  /// nullopt when unclassified.
+  std::optional<std::string> classifyDevice(std::string_view driver,
+                                            const model::Device& device) const;
+  /// Class of an extended resource requested without a node in view (demand): the resource name
+  /// when it is tracked, else nullopt. (A pod bound to a sharing node holds "<resource>.shared"
+  /// instead; podDevices() accounts for that.)
+  std::optional<std::string> classForExtendedResource(std::string_view resource) const;
+  /// Class for devices requested through DeviceClass `deviceClassName` (a configured mapping's
+  /// name, or NVIDIA's whole-GPU class), nullopt when it cannot be told without guessing. The
+  /// engine uses it to resolve DRA claim templates of podsets: count × this class.
+  std::optional<std::string> classForDeviceClassName(std::string_view deviceClassName) const;
+  /// Extended-resource demand of `pods` pods each requesting `perPod` (milli-units; whole devices
+  /// = milli / 1000), tracked resources only, wanted (allocated = false), sorted.
+  std::vector<DeviceCount> demandForRequests(const model::ResourceList& perPod, int64_t pods) const;
+  /// demandForRequests(podSet.perPodRequests, podSet.count). DRA claim templates of the podset are
+  /// resolved by the engine (classForDeviceClassName).
+  std::vector<DeviceCount> podSetDemand(const model::PodSet& podSet) const;
+  /// Devices `pod` of `cluster` holds or wants: extended resources (held when bound and not
+  /// terminated, in the node's class — shares on a sharing node), and DRA claims (through the
+  /// claim's allocation results when allocated, else its requests' DeviceClasses). Terminated
+  /// pods hold nothing.
+  PodDevices podDevices(std::string_view cluster, const model::Pod& pod) const;
+  /// NVIDIA sharing labels of a node, nullopt for an unknown node.
+  std::optional<NodeSharing> nodeSharing(std::string_view cluster, std::string_view node) const;
+
+ private:
+  struct NodeRecord {
+    bool ready = false;
+    bool unschedulable = false;
+    bool tainted = false;  // a non-tolerated NoSchedule/NoExecute taint
+    model::ResourceList allocatable;  // tracked extended resources only
+    NodeSharing sharing;
+  };
+  struct PodRecord {
+    std::string nodeName;
+    bool terminated = false;
+    model::ResourceList requests;  // tracked extended resources only
+  };
+  struct ClaimRecord {
+    std::vector<model::DeviceRequest> requests;
+    bool allocated = false;
+    std::vector<model::DeviceAllocation> allocations;
+  };
+  struct ClusterState {
+    std::map<std::string, NodeRecord, std::less<>> nodes;
+    std::map<std::string, PodRecord, std::less<>> pods;      // "namespace/name"
+    std::map<std::string, ClaimRecord, std::less<>> claims;  // "namespace/name"
+    // Lazily recomputed figures (dirty after any change of this cluster).
+    mutable bool dirty = true;
+    mutable std::map<std::string, ClassFigures, std::less<>> figures;
+    mutable std::map<std::string, UnclassifiedFigures, std::less<>> unclassified;
+  };
+
+  ClusterState& cluster(std::string_view name);
+  const ClusterState* findCluster(std::string_view name) const;
+  void recompute(std::string_view name, const ClusterState& state) const;
+  std::optional<UnavailableReason> nodeReason(const ClusterState& state,
+                                              std::string_view node) const;
+  bool tracked(std::string_view resource) const;
+  std::string extendedClass(std::string_view resource, const NodeRecord* node) const;
+  std::optional<std::string> classOfAllocation(std::string_view cluster, const ClaimRecord& claim,
+                                               const model::DeviceAllocation& result) const;
+
+  InventoryConfig config_;
+  PoolTracker tracker_;
+  std::map<std::string, ClusterState, std::less<>> clusters_;
+  uint64_t rejected_objects_ = 0;
+};
+
+}  // namespace firstwork::inventory
