@@ -125,15 +125,19 @@ struct UnclassifiedFigures {
   int64_t allocated = 0;
 };
 
-/// NVIDIA sharing labels of a node (GPU feature discovery / device plugin).
+/// NVIDIA sharing labels of a node for one extended resource (GPU feature discovery / device
+/// plugin): `<resource>.replicas`, `<resource>.product` (e.g. `nvidia.com/gpu.replicas`,
+/// `nvidia.com/gpu.product`, and `nvidia.com/mig-1g.10gb.replicas` with the MIG mixed strategy),
+/// and the node-wide `nvidia.com/gpu.sharing-strategy`.
 struct NodeSharing {
-  std::string strategy;     // nvidia.com/gpu.sharing-strategy: "none" | "time-slicing" | "mps" | ""
-  int64_t replicas = 1;     // nvidia.com/gpu.replicas (1 when absent or unparsable)
-  std::string product;      // nvidia.com/gpu.product
+  std::string strategy;     // "none" | "time-slicing" | "mps" | "" (absent)
+  int64_t replicas = 1;     // 1 when absent or unparsable
+  std::string product;
   bool productShared = false;  // product ends in "-SHARED" (time-slicing without renaming)
-  /// True when the node hands out shares rather than whole GPUs: replicas > 1, strategy
-  /// time-slicing or mps, or a "-SHARED" product.
-  bool shared() const;
+  /// True when the node hands out shares rather than whole devices: replicas > 1 or a "-SHARED"
+  /// product. (The strategy label is reported, not relied upon: GFD writes it together with the
+  /// replicas.) Resources already named "<resource>.shared" are shares regardless.
+  bool shared() const { return replicas > 1 || productShared; }
 };
 
 /// Devices of one class a pod (or podset) holds or wants.
@@ -239,8 +243,9 @@ class Inventory {
   /// claim's allocation results when allocated, else its requests' DeviceClasses). Terminated
   /// pods hold nothing.
   PodDevices podDevices(std::string_view cluster, const model::Pod& pod) const;
-  /// NVIDIA sharing labels of a node, nullopt for an unknown node.
-  std::optional<NodeSharing> nodeSharing(std::string_view cluster, std::string_view node) const;
+  /// NVIDIA sharing labels of a node for `resource`, nullopt for an unknown node.
+  std::optional<NodeSharing> nodeSharing(std::string_view cluster, std::string_view node,
+                                         std::string_view resource = "nvidia.com/gpu") const;
 
  private:
   struct NodeRecord {
@@ -248,7 +253,7 @@ class Inventory {
     bool unschedulable = false;
     bool tainted = false;  // a non-tolerated NoSchedule/NoExecute taint
     model::ResourceList allocatable;  // tracked extended resources only
-    NodeSharing sharing;
+    model::KeyValues nvidiaLabels;    // "nvidia.com/" labels (sharing)
   };
   struct PodRecord {
     std::string nodeName;
@@ -276,6 +281,7 @@ class Inventory {
   std::optional<UnavailableReason> nodeReason(const ClusterState& state,
                                               std::string_view node) const;
   bool tracked(std::string_view resource) const;
+  static NodeSharing sharingOf(const NodeRecord& node, std::string_view resource);
   std::string extendedClass(std::string_view resource, const NodeRecord* node) const;
   std::optional<std::string> classOfAllocation(std::string_view cluster, const ClaimRecord& claim,
                                                const model::DeviceAllocation& result) const;

@@ -204,7 +204,7 @@ class PoolTracker {
   using PoolKey = std::array<std::string, 3>;  // cluster, driver, pool
   using SliceKey = std::array<std::string, 2>;  // cluster, slice name
 
-  void evaluate(Pool& pool, SystemTime at);
+  void evaluate(Pool& pool, SystemTime at, bool created);
   void removeSlice(const SliceKey& key, SystemTime at);
   template <typename Fn>
   void visitDevices(const Pool& pool, Fn&& fn) const;

@@ -1,0 +1,316 @@
+#include "firstwork/inventory/pool_tracker.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace firstwork::inventory {
+
+std::string_view poolStateName(PoolState state) {
+  switch (state) {
+    case PoolState::Complete: return "complete";
+    case PoolState::Incomplete: return "incomplete";
+    case PoolState::Stale: return "stale";
+  }
+  return "complete";
+}
+
+std::string_view unavailableReasonName(UnavailableReason reason) {
+  switch (reason) {
+    case UnavailableReason::PoolIncomplete: return "pool_incomplete";
+    case UnavailableReason::PoolStale: return "pool_stale";
+    case UnavailableReason::Duplicate: return "duplicate";
+    case UnavailableReason::NodeNotReady: return "node_not_ready";
+    case UnavailableReason::NodeUnschedulable: return "node_unschedulable";
+    case UnavailableReason::Tainted: return "tainted";
+  }
+  return "pool_incomplete";
+}
+
+std::string_view poolProblemName(PoolProblem problem) {
+  switch (problem) {
+    case PoolProblem::None: return "";
+    case PoolProblem::SliceCountMismatch: return "resource_slice_count_mismatch";
+    case PoolProblem::DuplicateDeviceNames: return "duplicate_device_names";
+  }
+  return "";
+}
+
+namespace {
+
+bool hasBlockingTaint(const model::Device& device) {
+  // Effect None is informational (KEP-5055): it never keeps a device from being allocated.
+  return std::any_of(device.taints.begin(), device.taints.end(), [](const model::DeviceTaint& t) {
+    return t.effect == "NoSchedule" || t.effect == "NoExecute";
+  });
+}
+
+bool wellFormed(const model::ResourceSlice& slice) {
+  return !slice.meta.name.empty() && !slice.driver.empty() && !slice.poolName.empty() &&
+         slice.resourceSliceCount >= 1 && slice.poolGeneration >= 0;
+}
+
+}  // namespace
+
+bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
+                          const model::ResourceSlice& slice, SystemTime at) {
+  if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
+  advanceTo(at);
+  const SystemTime effective = now_;
+  SliceKey key{std::string(cluster), slice.meta.name};
+
+  if (type == model::EventType::Deleted) {
+    if (slice.meta.name.empty()) {
+      ++rejected_slices_;
+      return false;
+    }
+    removeSlice(key, effective);
+    return true;
+  }
+
+  if (!wellFormed(slice)) {
+    ++rejected_slices_;
+    return false;
+  }
+
+  PoolKey pool_key{std::string(cluster), slice.driver, slice.poolName};
+  // An update may move a slice to another pool (spec.pool.name is not immutable).
+  if (auto it = slice_index_.find(key); it != slice_index_.end() && it->second != pool_key) {
+    removeSlice(key, effective);
+  }
+  auto [pit, created] = pools_.try_emplace(pool_key);
+  Pool& pool = pit->second;
+  if (created) {
+    pool.cluster = pool_key[0];
+    pool.driver = pool_key[1];
+    pool.pool = pool_key[2];
+    pool.since = effective;
+    // The counter series exists from the first pool of a driver on, starting at zero.
+    incomplete_ns_.try_emplace({pool.cluster, pool.driver}, std::chrono::nanoseconds{0});
+  }
+  pool.slices.insert_or_assign(slice.meta.name, slice);
+  slice_index_[key] = pool_key;
+  evaluate(pool, effective, created);
+  return true;
+}
+
+void PoolTracker::removeSlice(const SliceKey& key, SystemTime at) {
+  auto it = slice_index_.find(key);
+  if (it == slice_index_.end()) return;
+  auto pit = pools_.find(it->second);
+  slice_index_.erase(it);
+  if (pit == pools_.end()) return;
+  pit->second.slices.erase(key[1]);
+  if (pit->second.slices.empty()) {
+    pools_.erase(pit);
+  } else {
+    evaluate(pit->second, at, false);
+  }
+}
+
+void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
+  int64_t generation = 0;
+  bool first = true;
+  for (const auto& [name, slice] : pool.slices) {
+    if (first || slice.poolGeneration > generation) generation = slice.poolGeneration;
+    first = false;
+  }
+  int64_t seen = 0;
+  int64_t stale = 0;
+  int64_t expected = 0;
+  std::set<int64_t> announced;
+  for (const auto& [name, slice] : pool.slices) {
+    if (slice.poolGeneration == generation) {
+      ++seen;
+      announced.insert(slice.resourceSliceCount);
+      expected = std::max(expected, slice.resourceSliceCount);
+    } else {
+      ++stale;
+    }
+  }
+  const bool mismatch = announced.size() > 1;
+  const bool incomplete = mismatch || seen != expected;
+  bool duplicate = false;
+  if (!incomplete) {
+    // Like the allocator, only complete pools are validated; counter-set slices carry no devices.
+    std::set<std::string_view> names;
+    for (const auto& [name, slice] : pool.slices) {
+      if (slice.poolGeneration != generation) continue;
+      for (const auto& device : slice.devices) {
+        if (!names.insert(device.name).second) duplicate = true;
+      }
+    }
+  }
+  PoolState state = PoolState::Complete;
+  if (incomplete || duplicate) {
+    state = PoolState::Incomplete;
+  } else if (stale > 0) {
+    state = PoolState::Stale;
+  }
+  pool.generation = generation;
+  pool.slicesSeen = seen;
+  pool.slicesExpected = expected;
+  pool.staleSlices = stale;
+  pool.problem = mismatch    ? PoolProblem::SliceCountMismatch
+                 : duplicate ? PoolProblem::DuplicateDeviceNames
+                             : PoolProblem::None;
+  if (created || state != pool.state) pool.since = at;
+  pool.state = state;
+}
+
+void PoolTracker::advanceTo(SystemTime at) {
+  if (!started_) {
+    started_ = true;
+    now_ = at;
+    return;
+  }
+  if (at <= now_) return;
+  const auto dt = std::chrono::duration_cast<std::chrono::nanoseconds>(at - now_);
+  for (const auto& [key, pool] : pools_) {
+    if (pool.state != PoolState::Complete) incomplete_ns_[{pool.cluster, pool.driver}] += dt;
+  }
+  now_ = at;
+}
+
+void PoolTracker::clearCluster(std::string_view cluster, SystemTime at) {
+  advanceTo(at);
+  for (auto it = pools_.begin(); it != pools_.end();) {
+    it = it->first[0] == cluster ? pools_.erase(it) : std::next(it);
+  }
+  for (auto it = slice_index_.begin(); it != slice_index_.end();) {
+    it = it->first[0] == cluster ? slice_index_.erase(it) : std::next(it);
+  }
+}
+
+template <typename Fn>
+void PoolTracker::visitDevices(const Pool& pool, Fn&& fn) const {
+  std::optional<UnavailableReason> current_reason;
+  if (pool.state == PoolState::Incomplete) {
+    current_reason = pool.problem == PoolProblem::DuplicateDeviceNames
+                         ? UnavailableReason::Duplicate
+                         : UnavailableReason::PoolIncomplete;
+  }
+  std::set<std::string_view> current_names;
+  for (const auto& [name, slice] : pool.slices) {
+    if (slice.poolGeneration != pool.generation) continue;
+    for (const auto& device : slice.devices) {
+      current_names.insert(device.name);
+      DeviceView view;
+      view.cluster = pool.cluster;
+      view.driver = pool.driver;
+      view.pool = pool.pool;
+      view.nodeName = slice.nodeName;
+      view.device = &device;
+      view.poolReason = current_reason;
+      view.tainted = hasBlockingTaint(device);
+      if (!fn(view)) return;
+    }
+  }
+  // Devices only older generations still publish: counted once each, as stale leftovers.
+  std::set<std::string_view> stale_names;
+  for (const auto& [name, slice] : pool.slices) {
+    if (slice.poolGeneration == pool.generation) continue;
+    for (const auto& device : slice.devices) {
+      if (current_names.count(device.name) > 0 || !stale_names.insert(device.name).second) continue;
+      DeviceView view;
+      view.cluster = pool.cluster;
+      view.driver = pool.driver;
+      view.pool = pool.pool;
+      view.nodeName = slice.nodeName;
+      view.device = &device;
+      view.poolReason = UnavailableReason::PoolStale;
+      view.tainted = hasBlockingTaint(device);
+      if (!fn(view)) return;
+    }
+  }
+}
+
+std::vector<PoolStatus> PoolTracker::pools(const NodeReasonFn& nodeReason) const {
+  std::vector<PoolStatus> out;
+  out.reserve(pools_.size());
+  for (const auto& [key, pool] : pools_) {
+    PoolStatus s;
+    s.cluster = pool.cluster;
+    s.driver = pool.driver;
+    s.pool = pool.pool;
+    s.generation = pool.generation;
+    s.slicesSeen = pool.slicesSeen;
+    s.slicesExpected = pool.slicesExpected;
+    s.staleSlices = pool.staleSlices;
+    s.state = pool.state;
+    s.problem = pool.problem;
+    s.since = pool.since;
+    visitDevices(pool, [&](const DeviceView& view) {
+      ++s.devices;
+      if (view.device->consumesCounters) ++s.partitionDevices;
+      std::optional<UnavailableReason> reason = view.poolReason;
+      if (!reason && nodeReason && !view.nodeName.empty()) {
+        reason = nodeReason(view.cluster, view.nodeName);
+      }
+      if (!reason && view.tainted) reason = UnavailableReason::Tainted;
+      if (reason) {
+        ++s.unavailable;
+        ++s.unavailableByReason[static_cast<size_t>(*reason)];
+      } else {
+        ++s.usable;
+      }
+      return true;
+    });
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<PoolCount> PoolTracker::poolCounts() const {
+  std::map<std::array<std::string, 2>, PoolCount> counts;
+  for (const auto& [key, pool] : pools_) {
+    PoolCount& c = counts[{pool.cluster, pool.driver}];
+    c.cluster = pool.cluster;
+    c.driver = pool.driver;
+    ++c.byState[static_cast<size_t>(pool.state)];
+    if (pool.problem != PoolProblem::None) ++c.invalid;
+  }
+  std::vector<PoolCount> out;
+  out.reserve(counts.size());
+  for (auto& [key, c] : counts) out.push_back(std::move(c));
+  return out;
+}
+
+std::vector<PoolSecondsTotal> PoolTracker::incompleteSeconds() const {
+  std::vector<PoolSecondsTotal> out;
+  out.reserve(incomplete_ns_.size());
+  for (const auto& [key, total] : incomplete_ns_) {
+    out.push_back(PoolSecondsTotal{key[0], key[1], total});
+  }
+  return out;
+}
+
+void PoolTracker::forEachDevice(std::string_view cluster,
+                                const std::function<void(const DeviceView&)>& fn) const {
+  // Pools are ordered by cluster first, so one cluster's pools are a contiguous range.
+  auto it = pools_.lower_bound(PoolKey{std::string(cluster), std::string(), std::string()});
+  for (; it != pools_.end() && it->first[0] == cluster; ++it) {
+    visitDevices(it->second, [&](const DeviceView& view) {
+      fn(view);
+      return true;
+    });
+  }
+}
+
+std::optional<DeviceView> PoolTracker::findDevice(std::string_view cluster,
+                                                  std::string_view driver, std::string_view pool,
+                                                  std::string_view device) const {
+  auto it = pools_.find(PoolKey{std::string(cluster), std::string(driver), std::string(pool)});
+  if (it == pools_.end()) return std::nullopt;
+  std::optional<DeviceView> found;
+  visitDevices(it->second, [&](const DeviceView& view) {
+    if (view.device->name != device) return true;
+    found = view;
+    return false;
+  });
+  return found;
+}
+
+size_t PoolTracker::sliceCount() const { return slice_index_.size(); }
+
+}  // namespace firstwork::inventory
