@@ -1,0 +1,517 @@
+#include "firstwork/inventory/inventory.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+
+using firstwork::inventory::ClassFigures;
+using firstwork::inventory::ClassKind;
+using firstwork::inventory::DeviceClassMapping;
+using firstwork::inventory::DeviceCount;
+using firstwork::inventory::Inventory;
+using firstwork::inventory::InventoryConfig;
+using firstwork::inventory::PoolState;
+using firstwork::inventory::UnavailableReason;
+using firstwork::model::EventType;
+using firstwork::model::PodPhase;
+using namespace firstwork::testing;
+
+namespace {
+
+constexpr EventType kAdd = EventType::Added;
+constexpr EventType kMod = EventType::Modified;
+constexpr EventType kDel = EventType::Deleted;
+
+int64_t reason(const ClassFigures& f, UnavailableReason r) {
+  return f.unavailableByReason[static_cast<size_t>(r)];
+}
+
+ClassFigures requireFigures(const Inventory& inventory, const std::string& cluster,
+                            const std::string& device_class) {
+  const auto f = inventory.figures(cluster, device_class);
+  REQUIRE(f.has_value());
+  return *f;
+}
+
+firstwork::model::ResourceClaim claim(const std::string& ns, const std::string& name,
+                                      std::vector<firstwork::model::DeviceRequest> requests,
+                                      std::vector<firstwork::model::DeviceAllocation> results = {}) {
+  firstwork::model::ResourceClaim c;
+  c.meta.namespace_ = ns;
+  c.meta.name = name;
+  c.requests = std::move(requests);
+  c.allocated = !results.empty();
+  c.allocations = std::move(results);
+  return c;
+}
+
+firstwork::model::DeviceRequest request(const std::string& name, const std::string& device_class,
+                                        int64_t count = 1, bool all = false) {
+  firstwork::model::DeviceRequest r;
+  r.name = name;
+  r.deviceClassName = device_class;
+  r.count = count;
+  r.allocationModeAll = all;
+  return r;
+}
+
+firstwork::model::PodClaim podClaim(const std::string& name, const std::string& generated,
+                                    const std::string& claim_name = "") {
+  firstwork::model::PodClaim c;
+  c.name = name;
+  c.resourceClaimName = claim_name;
+  c.resourceClaimTemplateName = claim_name.empty() ? "template" : "";
+  c.generatedClaimName = generated;
+  return c;
+}
+
+bool sameCounts(const std::vector<DeviceCount>& got, const std::vector<DeviceCount>& want) {
+  if (got.size() != want.size()) return false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].deviceClass != want[i].deviceClass || got[i].count != want[i].count ||
+        got[i].allocated != want[i].allocated) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("design §5: 4 of 16 GPUs in an incomplete pool leave 12 usable until the pool is whole",
+          "[inventory]") {
+  Inventory inventory;
+  for (const std::string n : {"n1", "n2", "n3", "n4"}) {
+    REQUIRE(inventory.onNode("w1", kAdd, node(n)));
+  }
+  // n1–n3: one complete single-slice pool of 4 GPUs each. n4: a partitionable pool announced as
+  // 2 slices; its device slice (4 GPUs) is there at 0 s, its counter-set slice only at 150 s.
+  for (const std::string n : {"n1", "n2", "n3"}) {
+    REQUIRE(inventory.onSlice("w1", kAdd, slice(n + "-gpus", "gpu.nvidia.com", n, 1, 1, gpus(4), n),
+                              at(0)));
+  }
+  REQUIRE(inventory.onSlice("w1", kAdd,
+                            slice("n4-gpus", "gpu.nvidia.com", "n4", 1, 2, gpus(4), "n4"), at(0)));
+
+  ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.kind == ClassKind::Dra);
+  CHECK(f.published == 16);  // 4 pools × 4
+  CHECK(f.usable == 12);     // 16 − 4 in the incomplete pool
+  CHECK(f.unavailable == 4);
+  CHECK(reason(f, UnavailableReason::PoolIncomplete) == 4);
+  CHECK(f.free == 12);
+  auto counts = inventory.poolCounts();
+  REQUIRE(counts.size() == 1);
+  CHECK(counts[0].byState[static_cast<size_t>(PoolState::Complete)] == 3);
+  CHECK(counts[0].byState[static_cast<size_t>(PoolState::Incomplete)] == 1);
+
+  auto counters = slice("n4-counters", "gpu.nvidia.com", "n4", 1, 2, {});
+  counters.sharedCounters = true;
+  REQUIRE(inventory.onSlice("w1", kAdd, counters, at(150)));
+  f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.published == 16);
+  CHECK(f.usable == 16);
+  CHECK(f.unavailable == 0);
+
+  inventory.advanceTo(at(300));
+  // One pool incomplete from 0 s to 150 s: 1 × 150 = 150 pool-seconds; nothing after.
+  const auto seconds = inventory.poolIncompleteSeconds();
+  REQUIRE(seconds.size() == 1);
+  CHECK(seconds[0].cluster == "w1");
+  CHECK(seconds[0].driver == "gpu.nvidia.com");
+  CHECK(seconds[0].seconds() == Approx(150.0));
+}
+
+TEST_CASE("devices on NotReady, cordoned or tainted nodes are unavailable, with the reason",
+          "[inventory]") {
+  Inventory inventory;
+  auto n1 = node("n1", true, {{"nvidia.com/gpu", 8000}});
+  auto n2 = node("n2", false, {{"nvidia.com/gpu", 4000}});
+  auto n3 = node("n3", true, {{"nvidia.com/gpu", 2000}});
+  n3.unschedulable = true;
+  auto n4 = node("n4", true, {{"nvidia.com/gpu", 1000}});
+  n4.taints.push_back({"dedicated", "team-x", "NoSchedule"});
+  auto n5 = node("n5", true, {{"nvidia.com/gpu", 1000}});
+  n5.taints.push_back({"nvidia.com/gpu", "present", "NoSchedule"});  // tolerated by default
+  n5.taints.push_back({"example.com/soft", "", "PreferNoSchedule"});  // not blocking
+  auto n6 = node("n6", true, {{"nvidia.com/gpu", 1000}});
+  n6.taints.push_back({"node.kubernetes.io/not-ready", "", "NoExecute"});  // lagging taint
+  for (const auto* n : {&n1, &n2, &n3, &n4, &n5, &n6}) REQUIRE(inventory.onNode("w1", kAdd, *n));
+  REQUIRE(inventory.onSlice("w1", kAdd, slice("s1", "gpu.nvidia.com", "n1", 1, 1, gpus(2), "n1"),
+                            at(0)));
+  REQUIRE(inventory.onSlice("w1", kAdd, slice("s2", "gpu.nvidia.com", "n2", 1, 1, gpus(2), "n2"),
+                            at(0)));
+  REQUIRE(inventory.onSlice("w1", kAdd,
+                            slice("s9", "gpu.nvidia.com", "ghost", 1, 1, gpus(1), "ghost"), at(0)));
+
+  ClassFigures ext = requireFigures(inventory, "w1", "nvidia.com/gpu");
+  CHECK(ext.kind == ClassKind::ExtendedResource);
+  CHECK(ext.published == 17);  // 8 + 4 + 2 + 1 + 1 + 1
+  CHECK(ext.usable == 9);      // n1 8 + n5 1
+  CHECK(ext.unavailable == 8);
+  CHECK(reason(ext, UnavailableReason::NodeNotReady) == 5);       // n2 4 + n6 1
+  CHECK(reason(ext, UnavailableReason::NodeUnschedulable) == 2);  // n3
+  CHECK(reason(ext, UnavailableReason::Tainted) == 1);            // n4
+  CHECK_FALSE(ext.shared);
+
+  ClassFigures dra = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(dra.published == 5);  // 2 on n1, 2 on n2, 1 on a node never seen
+  CHECK(dra.usable == 2);
+  CHECK(reason(dra, UnavailableReason::NodeNotReady) == 3);
+
+  // Per-pool detail carries the node verdicts too.
+  const auto pools = inventory.pools();
+  REQUIRE(pools.size() == 3);
+  CHECK(pools[0].pool == "ghost");
+  CHECK(pools[0].unavailableByReason[static_cast<size_t>(UnavailableReason::NodeNotReady)] == 1);
+  CHECK(pools[2].pool == "n2");
+  CHECK(pools[2].usable == 0);
+
+  // n2 becomes Ready.
+  REQUIRE(inventory.onNode("w1", kMod, node("n2", true, {{"nvidia.com/gpu", 4000}})));
+  CHECK(inventory.usableDevices("w1", "nvidia.com/gpu") == 13);  // 9 + 4
+  CHECK(inventory.usableDevices("w1", "gpu.nvidia.com") == 4);   // 2 + 2
+
+  // n1 is deleted: its extended capacity goes, its DRA devices can no longer be used.
+  REQUIRE(inventory.onNode("w1", kDel, n1));
+  ext = requireFigures(inventory, "w1", "nvidia.com/gpu");
+  CHECK(ext.published == 9);  // 17 − 8
+  CHECK(ext.usable == 5);     // 13 − 8
+  dra = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(dra.usable == 2);
+  CHECK(reason(dra, UnavailableReason::NodeNotReady) == 3);  // n1's 2 + ghost 1
+}
+
+TEST_CASE("device taints make DRA devices unavailable in the class figures", "[inventory]") {
+  Inventory inventory;
+  REQUIRE(inventory.onNode("w1", kAdd, node("n1")));
+  auto devices = gpus(3);
+  devices[0].taints.push_back({"gpu.nvidia.com/xid", "79", "NoExecute"});
+  devices[1].taints.push_back({"gpu.nvidia.com/info", "", "None"});
+  REQUIRE(inventory.onSlice("w1", kAdd, slice("s", "gpu.nvidia.com", "n1", 1, 1, devices, "n1"),
+                            at(0)));
+  const auto f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.usable == 2);
+  CHECK(reason(f, UnavailableReason::Tainted) == 1);
+}
+
+TEST_CASE("MIG instances stay in their own class, never added to whole GPUs", "[inventory]") {
+  Inventory inventory;
+  // DRA: one A100 partitioned as 7 × 1g.10gb next to one whole GPU on the same node.
+  REQUIRE(inventory.onNode("w1", kAdd, node("dra-node")));
+  std::vector<firstwork::model::Device> devices;
+  for (int i = 0; i < 7; ++i) {
+    devices.push_back(gpuDevice("gpu-0-mig-19-" + std::to_string(i) + "-1", "mig", "1g.10gb"));
+  }
+  devices.push_back(gpuDevice("gpu-1"));
+  REQUIRE(inventory.onSlice("w1", kAdd,
+                            slice("s", "gpu.nvidia.com", "dra-node", 1, 1, devices, "dra-node"),
+                            at(0)));
+  // Device plugin, MIG mixed strategy: the same shape as extended resources.
+  REQUIRE(inventory.onNode(
+      "w1", kAdd,
+      node("dp-node", true, {{"nvidia.com/mig-1g.10gb", 7000}, {"nvidia.com/gpu", 1000}})));
+
+  const auto classes = inventory.classes("w1");
+  REQUIRE(classes.size() == 4);
+  CHECK(classes[0].deviceClass == "gpu.nvidia.com");
+  CHECK(classes[0].published == 1);
+  CHECK(classes[1].deviceClass == "gpu.nvidia.com/mig-1g.10gb");
+  CHECK(classes[1].published == 7);
+  CHECK(classes[2].deviceClass == "nvidia.com/gpu");
+  CHECK(classes[2].published == 1);
+  CHECK(classes[3].deviceClass == "nvidia.com/mig-1g.10gb");
+  CHECK(classes[3].published == 7);
+  for (const auto& c : classes) CHECK(c.published != 8);  // no class mixes the units
+}
+
+TEST_CASE("a 2-GPU node time-sliced ×4 reports 8 shares of 2 physical GPUs, never 8 GPUs",
+          "[inventory][sharing]") {
+  Inventory inventory;
+  auto sliced = node("ts", true, {{"nvidia.com/gpu", 8000}});
+  sliced.meta.labels = {{"nvidia.com/gpu.replicas", "4"},
+                        {"nvidia.com/gpu.sharing-strategy", "time-slicing"},
+                        {"nvidia.com/gpu.product", "Tesla-T4-SHARED"},
+                        {"kubernetes.io/hostname", "ts"}};
+  REQUIRE(inventory.onNode("w1", kAdd, sliced));
+  REQUIRE(inventory.onNode("w1", kAdd, node("ex", true, {{"nvidia.com/gpu", 2000}})));
+
+  ClassFigures whole = requireFigures(inventory, "w1", "nvidia.com/gpu");
+  CHECK(whole.published == 2);  // only the exclusive node's GPUs
+  CHECK_FALSE(whole.shared);
+  ClassFigures shares = requireFigures(inventory, "w1", "nvidia.com/gpu.shared");
+  CHECK(shares.published == 8);
+  CHECK(shares.usable == 8);
+  CHECK(shares.shared);
+  CHECK(shares.physicalDevices == 2);  // 8 / 4 replicas
+
+  const auto sharing = inventory.nodeSharing("w1", "ts");
+  REQUIRE(sharing);
+  CHECK(sharing->replicas == 4);
+  CHECK(sharing->strategy == "time-slicing");
+  CHECK(sharing->product == "Tesla-T4-SHARED");
+  CHECK(sharing->productShared);
+  CHECK(sharing->shared());
+  CHECK_FALSE(inventory.nodeSharing("w1", "ex")->shared());
+  CHECK_FALSE(inventory.nodeSharing("w1", "nope"));
+
+  // renameByDefault: the plugin already names the resource nvidia.com/gpu.shared.
+  auto renamed = node("ts2", true, {{"nvidia.com/gpu.shared", 8000}});
+  renamed.meta.labels = {{"nvidia.com/gpu.replicas", "4"},
+                         {"nvidia.com/gpu.sharing-strategy", "time-slicing"},
+                         {"nvidia.com/gpu.product", "Tesla-T4"}};
+  REQUIRE(inventory.onNode("w1", kAdd, renamed));
+  shares = requireFigures(inventory, "w1", "nvidia.com/gpu.shared");
+  CHECK(shares.published == 16);
+  CHECK(shares.physicalDevices == 4);
+  CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").published == 2);
+
+  // A pod bound to the sliced node holds a share, not a GPU.
+  const auto p = pod("ns", "p", "ts", {{"nvidia.com/gpu", 1000}});
+  REQUIRE(inventory.onPod("w1", kAdd, p));
+  CHECK(sameCounts(inventory.podDevices("w1", p).devices, {{"nvidia.com/gpu.shared", 1, true}}));
+  shares = requireFigures(inventory, "w1", "nvidia.com/gpu.shared");
+  CHECK(shares.allocated == 1);
+  CHECK(shares.free == 15);
+  CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").allocated == 0);
+}
+
+TEST_CASE("extended resources held by bound, running pods are allocated; free is per node",
+          "[inventory][allocation]") {
+  Inventory inventory;
+  REQUIRE(inventory.onNode("w1", kAdd, node("a", true, {{"nvidia.com/gpu", 8000}})));
+  REQUIRE(inventory.onNode("w1", kAdd, node("b", false, {{"nvidia.com/gpu", 4000}})));
+  REQUIRE(inventory.onNode("w1", kAdd, node("c", true, {})));
+  const auto p1 = pod("ns", "p1", "a", {{"nvidia.com/gpu", 2000}});
+  const auto p2 = pod("ns", "p2", "a", {{"nvidia.com/gpu", 1000}}, PodPhase::Pending);
+  const auto p3 = pod("ns", "p3", "a", {{"nvidia.com/gpu", 4000}}, PodPhase::Succeeded);
+  const auto p4 = pod("ns", "p4", "", {{"nvidia.com/gpu", 1000}}, PodPhase::Pending);
+  const auto p5 = pod("ns", "p5", "b", {{"nvidia.com/gpu", 3000}});
+  const auto p6 = pod("ns", "p6", "a", {{"example.com/fpga", 1000}});
+  // Node c publishes no nvidia.com/gpu: the request is served through DRA (DRAExtendedResource)
+  // and counted via its claim, not here.
+  const auto p7 = pod("ns", "p7", "c", {{"nvidia.com/gpu", 1000}});
+  for (const auto* p : {&p1, &p2, &p3, &p4, &p5, &p6, &p7}) REQUIRE(inventory.onPod("w1", kAdd, *p));
+
+  ClassFigures f = requireFigures(inventory, "w1", "nvidia.com/gpu");
+  CHECK(f.published == 12);   // 8 + 4
+  CHECK(f.usable == 8);       // b is NotReady
+  CHECK(f.allocated == 6);    // p1 2 + p2 1 + p5 3 (p3 finished, p4 unbound, p7 via DRA)
+  CHECK(f.free == 5);         // node a: 8 − 3; p5's devices are on an unusable node
+  CHECK(inventory.freeDevices("w1", "nvidia.com/gpu") == 5);
+
+  CHECK(sameCounts(inventory.podDevices("w1", p1).devices, {{"nvidia.com/gpu", 2, true}}));
+  CHECK(sameCounts(inventory.podDevices("w1", p4).devices, {{"nvidia.com/gpu", 1, false}}));
+  CHECK(inventory.podDevices("w1", p3).devices.empty());
+  CHECK(inventory.podDevices("w1", p6).devices.empty());
+  const auto dra_backed = inventory.podDevices("w1", p7);
+  CHECK(dra_backed.devices.empty());
+  CHECK(dra_backed.unresolvedClaims == 1);
+
+  REQUIRE(inventory.onPod("w1", kDel, p1));
+  f = requireFigures(inventory, "w1", "nvidia.com/gpu");
+  CHECK(f.allocated == 4);  // 6 − 2
+  CHECK(f.free == 7);       // 8 − 1
+  // p2 finishes.
+  REQUIRE(inventory.onPod("w1", kMod, pod("ns", "p2", "a", {{"nvidia.com/gpu", 1000}},
+                                          PodPhase::Failed)));
+  CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").allocated == 3);
+  CHECK(inventory.freeDevices("w1", "nvidia.com/gpu") == 8);
+}
+
+TEST_CASE("allocated ResourceClaims count their devices once, in the device's class",
+          "[inventory][allocation]") {
+  Inventory inventory;
+  const auto slices = loadSlices("dra-resourceslice-v1-nvidia-gpu-openshift-conformance.yaml");
+  const std::string node_name = slices[0].nodeName;
+  const std::string pool = slices[0].poolName;
+  REQUIRE(inventory.onNode("w1", kAdd, node(node_name)));
+  REQUIRE(inventory.onSlice("w1", kAdd, slices[0], at(0)));
+
+  const auto c1 = claim("ns", "c1", {request("gpu", "gpu.nvidia.com")},
+                        {{"gpu", "gpu.nvidia.com", pool, "gpu-1"}});
+  // A second claim on the same device (admin access) does not make it two devices.
+  const auto c2 = claim("ns", "c2", {request("gpu", "gpu.nvidia.com")},
+                        {{"gpu", "gpu.nvidia.com", pool, "gpu-1"}});
+  REQUIRE(inventory.onClaim("w1", kAdd, c1));
+  REQUIRE(inventory.onClaim("w1", kAdd, c2));
+  ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.published == 2);  // gpu-0, gpu-1 (2× Tesla T4)
+  CHECK(f.usable == 2);
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 1);
+
+  auto p = pod("ns", "p", node_name);
+  p.claims.push_back(podClaim("gpu", "c1"));
+  CHECK(sameCounts(inventory.podDevices("w1", p).devices, {{"gpu.nvidia.com", 1, true}}));
+
+  // The real allocated claim names a device whose slice this cluster does not have: its
+  // request's DeviceClass (gpu.nvidia.com) still tells the class.
+  const auto real = loadClaims("dra-resourceclaim-v1-allocated-reserved-nvidia.yaml");
+  REQUIRE(real.size() == 1);
+  REQUIRE(real[0].allocated);
+  REQUIRE(inventory.onClaim("w1", kAdd, real[0]));
+  f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.allocated == 2);
+  CHECK(f.free == 1);  // the other cluster's device is not one of ours
+  auto owner = pod("gpu-test1", "dra-gpu-example-798fccd4d-sfl2p", "conformance-test-np1");
+  owner.claims.push_back(podClaim("single-gpu", real[0].meta.name));
+  CHECK(sameCounts(inventory.podDevices("w1", owner).devices, {{"gpu.nvidia.com", 1, true}}));
+
+  REQUIRE(inventory.onClaim("w1", kDel, c1));
+  REQUIRE(inventory.onClaim("w1", kDel, c2));
+  f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 2);
+}
+
+TEST_CASE("claims not allocated yet tell what a pod wants; unknowable parts are reported",
+          "[inventory][allocation]") {
+  Inventory inventory;
+  const auto pending =
+      claim("ns", "pending", {request("gpus", "gpu.nvidia.com", 2), request("mig", "mig.nvidia.com"),
+                              request("all", "gpu.nvidia.com", 1, true)});
+  REQUIRE(inventory.onClaim("w1", kAdd, pending));
+  auto p = pod("ns", "p", "", {}, PodPhase::Pending);
+  p.claims.push_back(podClaim("a", "", "pending"));     // pre-created claim
+  p.claims.push_back(podClaim("b", ""));                // template claim not generated yet
+  p.claims.push_back(podClaim("c", "does-not-exist"));  // generated, not seen yet
+  const auto devices = inventory.podDevices("w1", p);
+  CHECK(sameCounts(devices.devices, {{"gpu.nvidia.com", 2, false}}));
+  CHECK(devices.unclassified == 1);      // the MIG request: profile only in its CEL selector
+  CHECK(devices.unresolvedClaims == 3);  // allocationMode All + 2 unknown claims
+  // Wanted devices are not allocated devices.
+  CHECK_FALSE(inventory.figures("w1", "gpu.nvidia.com"));
+}
+
+TEST_CASE("devices no class matches are unclassified per driver, not guessed", "[inventory]") {
+  const auto slices = loadSlices("dra-resourceslice-v1-list-dra-example-driver.yaml");
+  const std::string node_name = slices[0].nodeName;
+  const auto allocated = claim("ns", "c", {request("gpu", "gpu.example.com")},
+                               {{"gpu", "gpu.example.com", slices[0].poolName, "gpu-0"}});
+  {
+    Inventory inventory;
+    REQUIRE(inventory.onNode("w1", kAdd, node(node_name)));
+    REQUIRE(inventory.onSlice("w1", kAdd, slices[0], at(0)));
+    REQUIRE(inventory.onClaim("w1", kAdd, allocated));
+    CHECK(inventory.classes().empty());
+    const auto u = inventory.unclassified();
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].cluster == "w1");
+    CHECK(u[0].driver == "gpu.example.com");
+    CHECK(u[0].published == 8);
+    CHECK(u[0].usable == 8);
+    CHECK(u[0].allocated == 1);
+  }
+  {
+    InventoryConfig config;
+    config.deviceClasses.push_back(DeviceClassMapping{"gpu.example.com", "gpu.example.com", {}});
+    Inventory inventory(config);
+    REQUIRE(inventory.onNode("w1", kAdd, node(node_name)));
+    REQUIRE(inventory.onSlice("w1", kAdd, slices[0], at(0)));
+    REQUIRE(inventory.onClaim("w1", kAdd, allocated));
+    CHECK(inventory.unclassified().empty());
+    const auto f = requireFigures(inventory, "w1", "gpu.example.com");
+    CHECK(f.published == 8);
+    CHECK(f.usable == 8);
+    CHECK(f.allocated == 1);
+    CHECK(f.free == 7);
+  }
+}
+
+TEST_CASE("the generation-rollover fixture leaves no usable device in its class", "[inventory]") {
+  InventoryConfig config;
+  config.deviceClasses.push_back(DeviceClassMapping{"gpu.example.com", "gpu.example.com", {}});
+  Inventory inventory(config);
+  REQUIRE(inventory.onNode("w1", kAdd, node("node-a")));
+  for (const auto& s :
+       loadSlices("dra-resourceslice-v1-pool-generation-rollover-incomplete-CONSTRUCTED.yaml")) {
+    REQUIRE(inventory.onSlice("w1", kAdd, s, at(0)));
+  }
+  const auto f = requireFigures(inventory, "w1", "gpu.example.com");
+  CHECK(f.published == 2);
+  CHECK(f.usable == 0);
+  CHECK(reason(f, UnavailableReason::PoolIncomplete) == 1);  // gpu-1 (gen 2, 1 of 2 slices)
+  CHECK(reason(f, UnavailableReason::PoolStale) == 1);       // gpu-0 (gen 1 only)
+}
+
+TEST_CASE("deleting slices and nodes removes their capacity and their class series",
+          "[inventory]") {
+  Inventory inventory;
+  const auto n = node("n1", true, {{"nvidia.com/gpu", 4000}});
+  const auto s = slice("s", "gpu.nvidia.com", "n1", 1, 1, gpus(2), "n1");
+  REQUIRE(inventory.onNode("w1", kAdd, n));
+  REQUIRE(inventory.onSlice("w1", kAdd, s, at(0)));
+  CHECK(inventory.snapshot().classes.size() == 2);
+
+  REQUIRE(inventory.onSlice("w1", kDel, s, at(10)));
+  auto snapshot = inventory.snapshot();
+  REQUIRE(snapshot.classes.size() == 1);
+  CHECK(snapshot.classes[0].deviceClass == "nvidia.com/gpu");
+  CHECK(snapshot.pools.empty());
+  CHECK_FALSE(inventory.figures("w1", "gpu.nvidia.com"));
+  CHECK(inventory.usableDevices("w1", "gpu.nvidia.com") == 0);
+
+  REQUIRE(inventory.onNode("w1", kDel, n));
+  snapshot = inventory.snapshot();
+  CHECK(snapshot.classes.empty());
+  CHECK(inventory.freeDevices("w1", "nvidia.com/gpu") == 0);
+}
+
+TEST_CASE("a snapshot carries every figure at once", "[inventory]") {
+  Inventory inventory;
+  REQUIRE(inventory.onNode("w1", kAdd, node("n1", true, {{"nvidia.com/gpu", 2000}})));
+  REQUIRE(inventory.onNode("w2", kAdd, node("n1")));
+  REQUIRE(inventory.onSlice("w2", kAdd, slice("s", "gpu.nvidia.com", "n1", 1, 2, gpus(2), "n1"),
+                            at(0)));
+  CHECK_FALSE(inventory.onNode("w1", kAdd, firstwork::model::Node{}));
+  inventory.advanceTo(at(30));
+
+  const auto s = inventory.snapshot();
+  CHECK(s.at == at(30));
+  REQUIRE(s.classes.size() == 2);
+  CHECK(s.classes[0].cluster == "w1");
+  CHECK(s.classes[0].deviceClass == "nvidia.com/gpu");
+  CHECK(s.classes[0].usable == 2);
+  CHECK(s.classes[1].cluster == "w2");
+  CHECK(s.classes[1].deviceClass == "gpu.nvidia.com");
+  CHECK(s.classes[1].usable == 0);
+  REQUIRE(s.pools.size() == 1);
+  CHECK(s.pools[0].state == PoolState::Incomplete);
+  REQUIRE(s.poolCounts.size() == 1);
+  REQUIRE(s.poolIncompleteSeconds.size() == 1);
+  CHECK(s.poolIncompleteSeconds[0].seconds() == Approx(30.0));
+  CHECK(s.rejectedObjects == 1);
+  CHECK(s.rejectedSlices == 0);
+  CHECK(inventory.classes("w2").size() == 1);
+
+  inventory.clearCluster("w2", at(40));
+  CHECK(inventory.classes("w2").empty());
+  CHECK(inventory.pools().empty());
+}
+
+TEST_CASE("podset demand counts tracked extended resources per pod times pods",
+          "[inventory][demand]") {
+  Inventory inventory;
+  firstwork::model::PodSet podset;
+  podset.name = "main";
+  podset.count = 4;
+  podset.perPodRequests = {
+      {"nvidia.com/gpu", 2000}, {"example.com/fpga", 1000}, {"nvidia.com/mig-1g.10gb", 1000}};
+  // 4 pods × 2 GPUs = 8; 4 pods × 1 MIG slice = 4; the FPGA is not a tracked device.
+  CHECK(sameCounts(inventory.podSetDemand(podset),
+                   {{"nvidia.com/gpu", 8, false}, {"nvidia.com/mig-1g.10gb", 4, false}}));
+  CHECK(inventory.demandForRequests({{"nvidia.com/gpu", 1000}}, 0).empty());
+}
+
+TEST_CASE("malformed Nodes, Pods and ResourceClaims are skipped and counted", "[inventory]") {
+  Inventory inventory;
+  REQUIRE(inventory.onNode("w1", kAdd, node("n1", true, {{"nvidia.com/gpu", 1000}})));
+  CHECK_FALSE(inventory.onNode("w1", kMod, firstwork::model::Node{}));
+  CHECK_FALSE(inventory.onPod("w1", kAdd, firstwork::model::Pod{}));
+  CHECK_FALSE(inventory.onClaim("w1", kAdd, firstwork::model::ResourceClaim{}));
+  CHECK(inventory.rejectedObjects() == 3);
+  CHECK(inventory.onPod("w1", EventType::Bookmark, firstwork::model::Pod{}));
+  CHECK(inventory.rejectedObjects() == 3);
+  CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").usable == 1);
+}
