@@ -1,0 +1,212 @@
+#include "firstwork/metrics/self_metrics.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+namespace firstwork::metrics {
+namespace {
+
+// Series of one family, keyed by label values in the family's label order, so that
+// removeCluster can find and Family::Remove them (prometheus-cpp 1.0 cannot enumerate a family).
+template <typename T>
+struct Series {
+  prometheus::Family<T>* family = nullptr;
+  std::vector<std::string> labelNames;
+  std::map<std::vector<std::string>, T*, std::less<>> byValues;
+
+  template <typename... Args>
+  T& get(std::vector<std::string> values, Args&&... args) {
+    auto it = byValues.find(values);
+    if (it != byValues.end()) return *it->second;
+    prometheus::Labels labels;
+    for (size_t i = 0; i < labelNames.size(); ++i) labels[labelNames[i]] = values[i];
+    T& metric = family->Add(labels, std::forward<Args>(args)...);
+    byValues.emplace(std::move(values), &metric);
+    return metric;
+  }
+
+  // Removes the series whose label `index` equals `value`.
+  void removeWhere(size_t index, std::string_view value) {
+    for (auto it = byValues.begin(); it != byValues.end();) {
+      if (it->first[index] == value) {
+        family->Remove(it->second);
+        it = byValues.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+struct SelfMetrics::State {
+  std::mutex mu;
+  std::vector<double> lagBuckets;
+  Series<prometheus::Gauge> watchUp;
+  Series<prometheus::Counter> watchEvents;
+  Series<prometheus::Counter> watchRestarts;
+  Series<prometheus::Counter> decodeErrors;
+  Series<prometheus::Gauge> trackedObjects;
+  Series<prometheus::Gauge> clockSkew;
+  Series<prometheus::Histogram> observationLag;
+  Series<prometheus::Gauge> insecureTls;
+  Series<prometheus::Counter> storeErrors;
+  Series<prometheus::Counter> usefulWorkQueries;
+
+  // Every family whose first label is `cluster`, for removeCluster.
+  template <typename F>
+  void forEachClusterFamily(F&& f) {
+    f(watchUp);
+    f(watchEvents);
+    f(watchRestarts);
+    f(decodeErrors);
+    f(trackedObjects);
+    f(clockSkew);
+    f(observationLag);
+    f(insecureTls);
+  }
+};
+
+SelfMetrics::SelfMetrics(prometheus::Registry& registry, std::vector<double> lagBuckets,
+                         std::string_view version, std::string_view revision)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.lagBuckets = std::move(lagBuckets);
+  s.watchUp = {&prometheus::BuildGauge()
+                    .Name("firstwork_watch_up")
+                    .Help("1 while the list+watch of a resource on a cluster is synced, else 0.")
+                    .Register(registry),
+               {"cluster", "resource"}, {}};
+  s.watchEvents = {&prometheus::BuildCounter()
+                        .Name("firstwork_watch_events_total")
+                        .Help("Watch events received, by event type.")
+                        .Register(registry),
+                   {"cluster", "resource", "type"}, {}};
+  s.watchRestarts = {&prometheus::BuildCounter()
+                          .Name("firstwork_watch_restarts_total")
+                          .Help("Watch reconnects and relists, by reason.")
+                          .Register(registry),
+                     {"cluster", "resource", "reason"}, {}};
+  s.decodeErrors = {&prometheus::BuildCounter()
+                         .Name("firstwork_decode_errors_total")
+                         .Help("Objects skipped because they could not be decoded.")
+                         .Register(registry),
+                    {"cluster", "resource"}, {}};
+  s.trackedObjects = {&prometheus::BuildGauge()
+                           .Name("firstwork_tracked_objects")
+                           .Help("Objects of a resource held in memory.")
+                           .Register(registry),
+                      {"cluster", "resource"}, {}};
+  s.clockSkew = {&prometheus::BuildGauge()
+                      .Name("firstwork_cluster_clock_skew_seconds")
+                      .Help("API server Date header minus the local clock, in seconds.")
+                      .Register(registry),
+                 {"cluster"}, {}};
+  s.observationLag = {&prometheus::BuildHistogram()
+                           .Name("firstwork_observation_lag_seconds")
+                           .Help("Time from an object's event time to when the daemon observed "
+                                 "it, in seconds (negative lags count as 0).")
+                           .Register(registry),
+                      {"cluster", "resource"}, {}};
+  s.insecureTls = {&prometheus::BuildGauge()
+                        .Name("firstwork_cluster_insecure_tls")
+                        .Help("1 when the connection to a cluster skips TLS verification "
+                              "(insecureSkipTLSVerifyAllowed).")
+                        .Register(registry),
+                   {"cluster"}, {}};
+  s.storeErrors = {&prometheus::BuildCounter()
+                        .Name("firstwork_store_errors_total")
+                        .Help("Failed store operations, by operation.")
+                        .Register(registry),
+                   {"operation"}, {}};
+  s.usefulWorkQueries = {&prometheus::BuildCounter()
+                              .Name("firstwork_useful_work_queries_total")
+                              .Help("PromQL useful-work probe requests, by result.")
+                              .Register(registry),
+                         {"result"}, {}};
+  auto& build = prometheus::BuildGauge()
+                    .Name("firstwork_build_info")
+                    .Help("Version and git revision of the running firstworkd; always 1.")
+                    .Register(registry);
+  build.Add({{"version", std::string(version)}, {"revision", std::string(revision)}}).Set(1);
+}
+
+SelfMetrics::~SelfMetrics() = default;
+
+std::vector<double> SelfMetrics::defaultLagBuckets() {
+  return {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600};
+}
+
+void SelfMetrics::watchUp(std::string_view cluster, std::string_view resource, bool up) {
+  std::lock_guard lock(state_->mu);
+  state_->watchUp.get({std::string(cluster), std::string(resource)}).Set(up ? 1 : 0);
+}
+
+void SelfMetrics::watchEvent(std::string_view cluster, std::string_view resource,
+                             std::string_view type, uint64_t count) {
+  std::lock_guard lock(state_->mu);
+  state_->watchEvents.get({std::string(cluster), std::string(resource), std::string(type)})
+      .Increment(static_cast<double>(count));
+}
+
+void SelfMetrics::watchRestart(std::string_view cluster, std::string_view resource,
+                               std::string_view reason) {
+  std::lock_guard lock(state_->mu);
+  state_->watchRestarts.get({std::string(cluster), std::string(resource), std::string(reason)})
+      .Increment();
+}
+
+void SelfMetrics::decodeError(std::string_view cluster, std::string_view resource,
+                              uint64_t count) {
+  std::lock_guard lock(state_->mu);
+  state_->decodeErrors.get({std::string(cluster), std::string(resource)})
+      .Increment(static_cast<double>(count));
+}
+
+void SelfMetrics::trackedObjects(std::string_view cluster, std::string_view resource,
+                                 double count) {
+  std::lock_guard lock(state_->mu);
+  state_->trackedObjects.get({std::string(cluster), std::string(resource)}).Set(count);
+}
+
+void SelfMetrics::clockSkew(std::string_view cluster, double seconds) {
+  std::lock_guard lock(state_->mu);
+  state_->clockSkew.get({std::string(cluster)}).Set(seconds);
+}
+
+void SelfMetrics::observationLag(std::string_view cluster, std::string_view resource,
+                                 double seconds) {
+  std::lock_guard lock(state_->mu);
+  state_->observationLag.get({std::string(cluster), std::string(resource)}, state_->lagBuckets)
+      .Observe(std::max(0.0, seconds));
+}
+
+void SelfMetrics::insecureTls(std::string_view cluster, bool insecure) {
+  std::lock_guard lock(state_->mu);
+  state_->insecureTls.get({std::string(cluster)}).Set(insecure ? 1 : 0);
+}
+
+void SelfMetrics::storeError(std::string_view operation) {
+  std::lock_guard lock(state_->mu);
+  state_->storeErrors.get({std::string(operation)}).Increment();
+}
+
+void SelfMetrics::usefulWorkQuery(std::string_view result) {
+  std::lock_guard lock(state_->mu);
+  state_->usefulWorkQueries.get({std::string(result)}).Increment();
+}
+
+void SelfMetrics::removeCluster(std::string_view cluster) {
+  std::lock_guard lock(state_->mu);
+  state_->forEachClusterFamily([&](auto& series) { series.removeWhere(0, cluster); });
+}
+
+}  // namespace firstwork::metrics
