@@ -276,7 +276,7 @@ TEST_CASE("a 2-GPU node time-sliced ×4 reports 8 shares of 2 physical GPUs, nev
   CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").allocated == 0);
 }
 
-TEST_CASE("extended resources held by bound, running pods are allocated; free is per node",
+TEST_CASE("extended resources held by bound, running pods are allocated and free is per node",
           "[inventory][allocation]") {
   Inventory inventory;
   REQUIRE(inventory.onNode("w1", kAdd, node("a", true, {{"nvidia.com/gpu", 8000}})));
@@ -365,7 +365,7 @@ TEST_CASE("allocated ResourceClaims count their devices once, in the device's cl
   CHECK(f.free == 2);
 }
 
-TEST_CASE("claims not allocated yet tell what a pod wants; unknowable parts are reported",
+TEST_CASE("claims not allocated yet tell what a pod wants and unknowable parts are reported",
           "[inventory][allocation]") {
   Inventory inventory;
   const auto pending =

@@ -151,7 +151,7 @@ TEST_CASE("a stale generation-1 slice and an incomplete generation-2 pool make b
   CHECK(secondsFor(tracker, "w1", "gpu.example.com") == Approx(45.0));
 }
 
-TEST_CASE("devices only an older generation publishes are stale; shared names count once",
+TEST_CASE("devices only an older generation publishes are stale and shared names count once",
           "[inventory][pools]") {
   PoolTracker tracker;
   auto old_devices = gpus(5);  // gpu-0..gpu-4
@@ -249,7 +249,7 @@ TEST_CASE("NoSchedule and NoExecute device taints make devices unavailable, effe
   CHECK(reasonCount(pools[0], UnavailableReason::Tainted) == 2);
 }
 
-TEST_CASE("node verdicts complete the per-pool detail; node-independent slices are unaffected",
+TEST_CASE("node verdicts complete the per-pool detail and node-independent slices are unaffected",
           "[inventory][pools]") {
   PoolTracker tracker;
   REQUIRE(tracker.onSlice("w1", kAdd, slice("x", "d", "n1", 1, 1, gpus(2), "n1"), at(0)));
