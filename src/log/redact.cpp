@@ -29,6 +29,9 @@ bool startsWithNoCase(std::string_view text, size_t at, std::string_view word) {
 }
 
 constexpr std::string_view kRedacted = "<redacted>";
+// Shorter words after "bearer" are prose ("bearer token file unreadable"), not credentials: real
+// tokens are far longer, and registered secrets are scrubbed whatever their context.
+constexpr size_t kMinCredentialLength = 8;
 
 // Replaces the credential after `Bearer`/`Basic` (word boundary before the scheme, at least one
 // space after it) with <redacted>.
@@ -49,7 +52,7 @@ std::string scrubAuthSchemes(std::string_view text) {
       while (spaces < text.size() && (text[spaces] == ' ' || text[spaces] == '\t')) ++spaces;
       size_t end = spaces;
       while (end < text.size() && isTokenChar(text[end])) ++end;
-      if (spaces > j && end > spaces) {
+      if (spaces > j && end - spaces >= kMinCredentialLength) {
         out.append(text.substr(i, spaces - i));
         out.append(kRedacted);
         i = end;

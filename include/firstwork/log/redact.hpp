@@ -35,7 +35,8 @@ class Redactor {
 };
 
 /// Removes credentials from text before it is logged. Two rules: the credential after an HTTP
-/// authorization scheme (`Bearer x`, `Basic x`, case-insensitive) becomes `<redacted>`, and every
+/// authorization scheme (`Bearer x`, `Basic x`, case-insensitive; x of 8 or more token
+/// characters, so prose like "bearer token" survives) becomes `<redacted>`, and every
 /// secret value registered at run time (tokens read from files, passwords) is replaced by
 /// `<redacted>` wherever it appears. Thread-safe: token readers register secrets from any thread
 /// while loggers scrub.

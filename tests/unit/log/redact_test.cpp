@@ -37,7 +37,10 @@ TEST_CASE("bearer and basic credentials are scrubbed wherever they appear", "[lo
   // Not an auth scheme: no space-separated credential, or part of a longer word.
   CHECK(s.scrub("bearer") == "bearer");
   CHECK(s.scrub("the bearer: x") == "the bearer: x");
-  CHECK(s.scrub("forbearer token") == "forbearer token");
+  CHECK(s.scrub("forbearer token-value-1") == "forbearer token-value-1");
+  // Prose: a short word after the scheme is not a credential.
+  CHECK(s.scrub("bearer token file unreadable") == "bearer token file unreadable");
+  CHECK(s.scrub("Bearer abcdefgh") == "Bearer <redacted>");
 }
 
 TEST_CASE("registered secrets are replaced and short values are refused", "[log][redact]") {

@@ -1,0 +1,83 @@
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "firstwork/core/clock.hpp"
+
+namespace prometheus {
+class Collectable;
+}
+
+namespace firstwork::http {
+
+/// The /metrics body: text exposition 0.0.4 rendered from a registry (Collect() +
+/// TextSerializer), kept as an immutable string that scrapes share. Thread-safe.
+///
+/// Why a snapshot, and who renders it. Rendering walks every series; the engine's gauges are
+/// updated in batches on the event loop, and a rendering taken in the middle of a batch would
+/// show half of it (e.g. stranded GPUs by phase that do not add up). So the preferred renderer is
+/// the event loop itself, between batches:
+///   1. A scrape arrives (HTTP thread). A snapshot younger than `freshness` is served at once —
+///      parallel scrapes from HA Prometheus pairs cost one rendering.
+///   2. Otherwise the scrape calls the refresh requester, which posts `refresh()` to the event
+///      loop and returns; the scrape waits up to `waitForLoop` for the new snapshot. Concurrent
+///      scrapes share one request.
+///   3. The loop runs refresh() when it gets to it, at a consistent point, and never blocks on
+///      a scrape (it does not wait for the HTTP side at all).
+///   4. If the loop is too busy or stuck (no snapshot within `waitForLoop`), the scrape renders on
+///      its own thread: prometheus-cpp is thread-safe, and self-metrics must stay visible exactly
+///      when the loop is in trouble (/healthz reports that separately).
+/// Without a requester (tests, tools), scrapes render on their own thread, one at a time.
+class MetricsSnapshot {
+ public:
+  struct Options {
+    std::chrono::milliseconds freshness{1000};
+    std::chrono::milliseconds waitForLoop{500};
+  };
+
+  /// `collectable` (normally the prometheus::Registry) and `clock` must outlive this object.
+  MetricsSnapshot(const prometheus::Collectable& collectable, const Clock& clock,
+                  Options options);
+  MetricsSnapshot(const prometheus::Collectable& collectable, const Clock& clock)
+      : MetricsSnapshot(collectable, clock, Options{}) {}
+
+  /// Set before serving. Called on a scrape thread; must only schedule refresh() on the event
+  /// loop (e.g. boost::asio::post) and return immediately.
+  void setRefreshRequester(std::function<void()> requester);
+
+  /// Renders now and publishes the result. Called by the event loop (or any thread).
+  void refresh();
+  /// What a scrape serves (see the class comment). Never returns null.
+  std::shared_ptr<const std::string> scrape();
+  /// The last rendering without refreshing; null before the first.
+  std::shared_ptr<const std::string> current() const;
+
+  /// Renderings done so far, and how many of them ran on scrape threads (fallbacks).
+  uint64_t renderCount() const;
+  uint64_t inlineRenderCount() const;
+
+ private:
+  std::shared_ptr<const std::string> render() const;
+  void publish(std::shared_ptr<const std::string> text);
+
+  const prometheus::Collectable& collectable_;
+  const Clock& clock_;
+  Options options_;
+  std::function<void()> requester_;
+
+  mutable std::mutex mu_;
+  std::condition_variable published_;
+  std::shared_ptr<const std::string> text_;
+  MonotonicTime rendered_at_{};
+  uint64_t generation_ = 0;
+  bool request_pending_ = false;
+  uint64_t inline_renders_ = 0;
+  std::mutex inline_render_mu_;  // one scrape-thread rendering at a time
+};
+
+}  // namespace firstwork::http

@@ -1,0 +1,96 @@
+#include "firstwork/http/metrics_snapshot.hpp"
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+namespace firstwork::http {
+
+MetricsSnapshot::MetricsSnapshot(const prometheus::Collectable& collectable, const Clock& clock,
+                                 Options options)
+    : collectable_(collectable), clock_(clock), options_(options) {}
+
+void MetricsSnapshot::setRefreshRequester(std::function<void()> requester) {
+  std::lock_guard lock(mu_);
+  requester_ = std::move(requester);
+}
+
+std::shared_ptr<const std::string> MetricsSnapshot::render() const {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, collectable_.Collect());
+  return std::make_shared<const std::string>(out.str());
+}
+
+void MetricsSnapshot::publish(std::shared_ptr<const std::string> text) {
+  {
+    std::lock_guard lock(mu_);
+    text_ = std::move(text);
+    rendered_at_ = clock_.monotonicNow();
+    ++generation_;
+    request_pending_ = false;
+  }
+  published_.notify_all();
+}
+
+void MetricsSnapshot::refresh() { publish(render()); }
+
+std::shared_ptr<const std::string> MetricsSnapshot::current() const {
+  std::lock_guard lock(mu_);
+  return text_;
+}
+
+uint64_t MetricsSnapshot::renderCount() const {
+  std::lock_guard lock(mu_);
+  return generation_;
+}
+
+uint64_t MetricsSnapshot::inlineRenderCount() const {
+  std::lock_guard lock(mu_);
+  return inline_renders_;
+}
+
+std::shared_ptr<const std::string> MetricsSnapshot::scrape() {
+  std::function<void()> requester;
+  uint64_t seen = 0;
+  {
+    std::unique_lock lock(mu_);
+    if (text_ && clock_.monotonicNow() - rendered_at_ < options_.freshness) return text_;
+    seen = generation_;
+    if (requester_) {
+      bool ask = !request_pending_;
+      request_pending_ = true;
+      requester = requester_;
+      if (ask) {
+        lock.unlock();
+        try {
+          requester();
+        } catch (...) {
+          // A requester that throws (loop already stopped) is the same as one never answering.
+        }
+        lock.lock();
+      }
+      // Real time on purpose: this bounds how long an HTTP thread is held, not a domain time.
+      published_.wait_for(lock, options_.waitForLoop, [&] { return generation_ != seen; });
+      if (generation_ != seen) return text_;
+      request_pending_ = false;  // let a later scrape ask again
+    }
+  }
+  // No loop to ask, or it did not answer in time: render here, one scrape thread at a time, and
+  // reuse a rendering another scrape finished while this one waited for the lock.
+  std::lock_guard render_lock(inline_render_mu_);
+  {
+    std::lock_guard lock(mu_);
+    if (generation_ != seen && text_) return text_;
+  }
+  auto text = render();
+  {
+    std::lock_guard lock(mu_);
+    ++inline_renders_;
+  }
+  publish(text);
+  return text;
+}
+
+}  // namespace firstwork::http
