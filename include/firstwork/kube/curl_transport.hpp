@@ -1,0 +1,55 @@
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "firstwork/core/clock.hpp"
+#include "firstwork/kube/credentials.hpp"
+#include "firstwork/kube/kube_transport.hpp"
+#include "firstwork/kube/kubeconfig.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace firstwork::kube {
+
+struct TransportOptions {
+  std::chrono::milliseconds connectTimeout{10000};
+  std::chrono::milliseconds requestTimeout{60000};  // non-streaming requests (LIST pages)
+  size_t maxBodyBytes = 512u << 20;                 // LIST page bodies
+  size_t maxErrorBodyBytes = 64u << 10;             // Status bodies of failed streams
+  std::string userAgent = "firstworkd/0.1";
+  bool http2 = true;  // HTTP/2 over TLS when the server offers it (ALPN), else HTTP/1.1
+};
+
+/// KubeTransport on libcurl. Every request of one cluster runs in one curl multi handle driven
+/// by the daemon's event loop (CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION mapped onto Asio
+/// descriptors and a steady_timer), so a hundred watches cost no threads. TLS verification
+/// is on (cluster CA as an in-memory blob; client certificate/key blobs; tls-server-name via
+/// CURLOPT_CONNECT_TO so SNI and certificate checks use that name while the socket goes to
+/// the configured host); `proxy-url` via CURLOPT_PROXY. Event-loop thread only.
+class CurlTransport final : public KubeTransport {
+ public:
+  /// `credentials` must outlive the transport.
+  CurlTransport(boost::asio::io_context& io, const Clock& clock, const RestConfig& config,
+                CredentialSource& credentials, TransportOptions options = {});
+  ~CurlTransport() override;
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  // KubeTransport
+  RequestId start(HttpRequest request, RequestCallbacks callbacks) override;
+  void cancel(RequestId id) override;
+  const std::string& server() const override;
+
+  /// Requests in flight (tests, diagnostics).
+  size_t active() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace firstwork::kube

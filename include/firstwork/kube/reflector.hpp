@@ -1,0 +1,215 @@
+#pragma once
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "firstwork/core/clock.hpp"
+#include "firstwork/kube/backoff.hpp"
+#include "firstwork/kube/kube_transport.hpp"
+#include "firstwork/kube/line_framer.hpp"
+#include "firstwork/kube/observer.hpp"
+#include "firstwork/model/decode.hpp"
+#include "firstwork/model/object.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace firstwork::kube {
+
+class ApiDiscovery;
+class ConnectionMonitor;
+
+/// Where an event came from.
+enum class EventOrigin : uint8_t {
+  Watch,        // a watch event
+  InitialList,  // the first LIST (every object arrives as Added)
+  Relist,       // a later LIST reconciled against the store (synthetic Added/Modified/Deleted)
+};
+
+/// One change of one object, as delivered to the sink.
+struct ObjectEvent {
+  std::string_view cluster;  // valid during the callback
+  model::Kind kind = model::Kind::Pod;
+  model::EventType type = model::EventType::Added;  // Added, Modified or Deleted
+  /// The new state; for Deleted the last state (from the DELETED event, or the stored one for a
+  /// synthetic delete).
+  std::shared_ptr<const model::Object> object;
+  /// The state held before (Modified, Deleted); null for Added.
+  std::shared_ptr<const model::Object> previous;
+  SystemTime observedAt{};
+  EventOrigin origin = EventOrigin::Watch;
+  bool synthetic() const { return origin != EventOrigin::Watch; }
+};
+
+/// Receives a reflector's events. Called on the event-loop thread.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void onEvent(const ObjectEvent& event) = 0;
+  /// The first LIST of this resource finished (all its Added events were delivered).
+  virtual void onSynced(std::string_view cluster, model::Kind kind) {
+    (void)cluster, (void)kind;
+  }
+};
+
+struct ReflectorOptions {
+  size_t pageSize = 500;
+  /// WATCH timeoutSeconds is uniform in [min, 2·min] (client-go: 5–10 min).
+  std::chrono::seconds minWatchTimeout{300};
+  /// No byte (event or bookmark) for this long ⇒ the watch is considered dead (≈3 bookmark
+  /// intervals of a real API server, which sends one about every minute).
+  std::chrono::milliseconds stallTimeout{180000};
+  /// A resource the server does not serve is looked at again this often.
+  std::chrono::milliseconds unavailableRecheck{300000};
+  /// Largest accepted Retry-After (a broken proxy must not park the watch for a day).
+  std::chrono::milliseconds maxRetryAfter{300000};
+  size_t maxLineBytes = 1536 * 1024;
+  BackoffOptions backoff;
+  uint64_t seed = 0;  // 0 = random (jitter, watch timeouts)
+};
+
+/// Restarts by reason plus a few totals (tests, diagnostics; the observer gets the same).
+struct ReflectorStats {
+  std::array<uint64_t, kRestartReasonCount> restarts{};
+  uint64_t decodeErrors = 0;
+  uint64_t listRequests = 0;
+  uint64_t watchRequests = 0;
+  uint64_t events = 0;
+  uint64_t relists = 0;  // LISTs after the first
+  uint64_t restarts_for(RestartReason r) const { return restarts[static_cast<size_t>(r)]; }
+};
+
+/// client-go's reflector for one (cluster, resource): version discovery, paginated LIST,
+/// WATCH from the list's resourceVersion with bookmarks, resume from the last RV, relist on
+/// 410/Expired with synthetic events so the sink converges to the server's set, backoff with
+/// jitter, Retry-After, 401 refresh, stall watchdog. Keeps the objects by UID as decoded slim
+/// structs. Event-loop thread only; all time reads through Clock, timers on the io_context.
+class Reflector {
+ public:
+  struct Context {
+    std::string cluster;                    // label value
+    KubeTransport* transport = nullptr;     // required
+    ApiDiscovery* discovery = nullptr;      // required for non-core groups
+    ConnectionMonitor* monitor = nullptr;   // optional
+    KubeObserver* observer = nullptr;       // optional
+  };
+
+  Reflector(boost::asio::io_context& io, const Clock& clock, Context context, model::Kind kind,
+            EventSink& sink, ReflectorOptions options = {});
+  ~Reflector();
+  Reflector(const Reflector&) = delete;
+  Reflector& operator=(const Reflector&) = delete;
+
+  /// Begins discovery → LIST → WATCH. Call on the loop thread (or before it runs).
+  void start();
+  /// Cancels requests and timers; no sink calls afterwards.
+  void stop();
+
+  ReflectorState state() const { return state_; }
+  /// The first LIST finished.
+  bool synced() const { return synced_; }
+  /// The server does not serve this resource (reported once; re-checked rarely).
+  bool unavailable() const { return state_ == ReflectorState::Unavailable; }
+  /// Synced or unavailable: what readiness waits for.
+  bool settled() const { return synced_ || unavailable(); }
+
+  model::Kind kind() const { return kind_; }
+  std::string_view resource() const;
+  /// The discovered API version ("" before discovery).
+  const std::string& version() const { return version_; }
+  /// Last resourceVersion seen (LIST, events, bookmarks).
+  const std::string& resourceVersion() const { return lastRv_; }
+
+  size_t size() const { return store_.size(); }
+  std::shared_ptr<const model::Object> find(const std::string& uid) const;
+  void forEach(const std::function<void(const model::Object&)>& fn) const;
+  const ReflectorStats& stats() const { return stats_; }
+
+ private:
+  enum class Phase : uint8_t { Discover, List, Watch };
+
+  void setState(ReflectorState s);
+  void discover(bool refresh);
+  void beginList();
+  void requestPage();
+  void onPage(HttpResult result);
+  void completeList();
+  void beginWatch();
+  void onWatchHead(uint64_t gen, const ResponseHead& head);
+  void onWatchData(uint64_t gen, std::string_view chunk);
+  void onWatchDone(uint64_t gen, HttpResult result);
+  bool onWatchLine(std::string_view line);
+  void armStallTimer(uint64_t gen, std::chrono::milliseconds after);
+  void endWatch();
+  void markUnavailable(const std::string& why);
+
+  /// A failed request: count `reason`, wait (backoff / Retry-After), then run `next`.
+  void retryAfterFailure(RestartReason reason, const HttpResult& result, Phase next,
+                         const std::string& detail);
+  void schedule(std::chrono::milliseconds delay, Phase next);
+  void runPhase(Phase p);
+  void restart(RestartReason reason);
+  void setWatchUp(bool up);
+  void deliver(model::EventType type, std::shared_ptr<const model::Object> object,
+               std::shared_ptr<const model::Object> previous, EventOrigin origin);
+  void reportTracked();
+  void noteResponse(const HttpResult& result);
+  std::string basePath() const;
+  bool isExpired(const HttpResult& result) const;
+
+  boost::asio::io_context& io_;
+  const Clock& clock_;
+  Context ctx_;
+  model::Kind kind_;
+  EventSink& sink_;
+  ReflectorOptions options_;
+  Backoff backoff_;
+  std::mt19937_64 rng_;
+  LineFramer framer_;
+  std::shared_ptr<bool> alive_;
+
+  struct Timers;
+  std::unique_ptr<Timers> timers_;
+
+  ReflectorState state_ = ReflectorState::Idle;
+  bool started_ = false;
+  bool synced_ = false;
+  bool watchUp_ = false;
+  bool unavailableReported_ = false;
+  std::string version_;
+  std::string lastRv_;
+  bool lastRvUnusable_ = false;  // a LIST at lastRv_ said Expired/too large: relist with RV=""
+  uint32_t consecutiveUnauthorized_ = 0;
+
+  // LIST in progress
+  std::string listRv_;        // the RV the LIST was asked for ("0", last RV, or "")
+  std::string continue_;
+  bool unpaginated_ = false;  // after a second expired continue token (client-go fallback)
+  uint32_t expiredContinues_ = 0;
+  std::vector<model::Object> listed_;
+  std::string listedRv_;
+
+  // WATCH in progress
+  uint64_t watchGen_ = 0;
+  bool watchActive_ = false;
+  bool watchEnding_ = false;  // a restart was decided inside the stream
+  KubeTransport::RequestId request_ = 0;
+  bool requestActive_ = false;
+  MonotonicTime lastBytes_{};
+  MonotonicTime watchStartedAt_{};
+  uint64_t watchBytes_ = 0;
+  uint64_t watchEvents_ = 0;
+
+  std::unordered_map<std::string, std::shared_ptr<const model::Object>> store_;
+  ReflectorStats stats_;
+};
+
+}  // namespace firstwork::kube

@@ -1,0 +1,508 @@
+#include "firstwork/kube/curl_transport.hpp"
+
+#include <curl/curl.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "detail/log.hpp"
+#include "detail/util.hpp"
+
+namespace firstwork::kube {
+
+namespace {
+
+void globalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct SlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+
+void append(Slist& list, const std::string& item) {
+  list.reset(curl_slist_append(list.release(), item.c_str()));
+}
+
+}  // namespace
+
+struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
+  struct Transfer {
+    RequestId id = 0;
+    HttpRequest request;
+    RequestCallbacks callbacks;
+    CURL* easy = nullptr;
+    Slist headers;
+    Slist connectTo;
+    ResponseHead head;
+    bool headDone = false;
+    bool cancelled = false;
+    bool added = false;
+    std::string body;
+    std::string ownError;  // our reason to abort (e.g. body too large)
+    uint64_t credentialGeneration = 0;
+    Credentials credentials;  // kept alive: curl copies blobs, but the token is in `headers`
+    char errbuf[CURL_ERROR_SIZE] = {};
+    Impl* impl = nullptr;
+  };
+
+  struct Socket {
+    explicit Socket(boost::asio::io_context& io, curl_socket_t fd) : descriptor(io, fd) {}
+    ~Socket() {
+      // curl owns the file descriptor: release it (deregisters it from the reactor) instead of
+      // letting the descriptor close it.
+      if (descriptor.is_open()) descriptor.release();
+    }
+    boost::asio::posix::stream_descriptor descriptor;
+    int want = 0;
+    bool readPending = false;
+    bool writePending = false;
+  };
+
+  Impl(boost::asio::io_context& ioc, const Clock& clk, const RestConfig& cfg,
+       CredentialSource& creds, TransportOptions opts)
+      : io(ioc), clock(clk), config(cfg), credentials(creds), options(std::move(opts)), timer(ioc) {}
+
+  boost::asio::io_context& io;
+  const Clock& clock;
+  RestConfig config;
+  CredentialSource& credentials;
+  TransportOptions options;
+  boost::asio::steady_timer timer;
+  CURLM* multi = nullptr;
+  std::string baseUrl;
+  std::string connectTo;   // CURLOPT_CONNECT_TO entry when tls-server-name is set
+  std::string hostHeader;  // the configured host, kept as the HTTP Host / :authority
+  std::unordered_map<RequestId, std::unique_ptr<Transfer>> transfers;
+  std::unordered_map<curl_socket_t, std::shared_ptr<Socket>> sockets;
+  RequestId nextId = 1;
+  bool shuttingDown = false;
+
+  void init() {
+    globalInit();
+    computeUrls();
+    multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Impl::onSocket);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Impl::onTimer);
+    curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
+    // All watches of a cluster share one HTTP/2 connection when the server speaks h2.
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  }
+
+  void computeUrls() {
+    baseUrl = config.server;
+    if (config.tlsServerName.empty()) return;
+    CURLU* u = curl_url();
+    if (curl_url_set(u, CURLUPART_URL, config.server.c_str(), 0) != CURLUE_OK) {
+      curl_url_cleanup(u);
+      return;  // the request fails with curl's own URL error
+    }
+    char* host = nullptr;
+    char* port = nullptr;
+    curl_url_get(u, CURLUPART_HOST, &host, 0);
+    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    char* explicitPort = nullptr;
+    bool hasExplicitPort = curl_url_get(u, CURLUPART_PORT, &explicitPort, 0) == CURLUE_OK;
+    if (host != nullptr && port != nullptr && config.tlsServerName != host) {
+      // The URL names tls-server-name, so SNI and the certificate check use it; CONNECT_TO
+      // sends the socket to the configured host. The Host header keeps the configured
+      // authority (Go's tls ServerName changes only the TLS layer, not Host).
+      connectTo = config.tlsServerName + ":" + port + ":" + host + ":" + port;
+      hostHeader = std::string("Host: ") + host + (hasExplicitPort ? std::string(":") + port : "");
+      curl_url_set(u, CURLUPART_HOST, config.tlsServerName.c_str(), 0);
+      char* full = nullptr;
+      if (curl_url_get(u, CURLUPART_URL, &full, 0) == CURLUE_OK) {
+        baseUrl = full;
+        while (!baseUrl.empty() && baseUrl.back() == '/') baseUrl.pop_back();
+      }
+      curl_free(full);
+    }
+    curl_free(host);
+    curl_free(port);
+    curl_free(explicitPort);
+    curl_url_cleanup(u);
+  }
+
+  void shutdown() {
+    shuttingDown = true;
+    for (auto& [id, t] : transfers) {
+      if (t->added) curl_multi_remove_handle(multi, t->easy);
+      if (t->easy != nullptr) curl_easy_cleanup(t->easy);
+      t->easy = nullptr;
+    }
+    transfers.clear();
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    multi = nullptr;
+    timer.cancel();
+    sockets.clear();
+  }
+
+  // --- requests ----------------------------------------------------------------------------
+
+  RequestId start(HttpRequest request, RequestCallbacks callbacks) {
+    auto t = std::make_unique<Transfer>();
+    t->id = nextId++;
+    t->request = std::move(request);
+    t->callbacks = std::move(callbacks);
+    t->impl = this;
+    RequestId id = t->id;
+    transfers.emplace(id, std::move(t));
+    // Never run callbacks (or curl) inside start(): callers may be inside a curl callback.
+    std::weak_ptr<Impl> weak = weak_from_this();
+    boost::asio::post(io, [weak, id] {
+      if (auto self = weak.lock()) self->begin(id);
+    });
+    return id;
+  }
+
+  void begin(RequestId id) {
+    if (!transfers.count(id)) return;
+    std::weak_ptr<Impl> weak = weak_from_this();
+    credentials.acquire([weak, id](Result<Credentials> creds) {
+      if (auto self = weak.lock()) self->launch(id, std::move(creds));
+    });
+  }
+
+  void launch(RequestId id, Result<Credentials> creds) {
+    auto it = transfers.find(id);
+    if (it == transfers.end() || shuttingDown) return;
+    Transfer& t = *it->second;
+    if (!creds) {
+      HttpResult r;
+      r.error = "credentials: " + creds.error();
+      r.credentialsFailed = true;
+      auto cb = std::move(t.callbacks.onDone);
+      transfers.erase(it);
+      if (cb) cb(std::move(r));
+      return;
+    }
+    t.credentials = std::move(creds).value();
+    t.credentialGeneration = t.credentials.generation;
+    if (!setup(t)) {
+      HttpResult r;
+      r.error = "cannot set up request";
+      auto cb = std::move(t.callbacks.onDone);
+      if (t.easy != nullptr) curl_easy_cleanup(t.easy);
+      transfers.erase(it);
+      if (cb) cb(std::move(r));
+      return;
+    }
+    CURLMcode mc = curl_multi_add_handle(multi, t.easy);
+    if (mc != CURLM_OK) {
+      HttpResult r;
+      r.error = std::string("curl_multi_add_handle: ") + curl_multi_strerror(mc);
+      auto cb = std::move(t.callbacks.onDone);
+      curl_easy_cleanup(t.easy);
+      transfers.erase(it);
+      if (cb) cb(std::move(r));
+      return;
+    }
+    t.added = true;
+  }
+
+  bool setup(Transfer& t) {
+    t.easy = curl_easy_init();
+    if (t.easy == nullptr) return false;
+    CURL* e = t.easy;
+    std::string url = baseUrl + t.request.path;
+    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
+                     options.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
+    // Prefer a new stream on an existing HTTP/2 connection over a new connection.
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connectTimeout.count()));
+    if (!t.request.streaming) {
+      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.requestTimeout.count()));
+    }
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, options.userAgent.c_str());
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::onWrite);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::onHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+
+    append(t.headers, "Accept: application/json");
+    if (!t.credentials.token.empty()) {
+      append(t.headers, "Authorization: Bearer " + t.credentials.token);
+    }
+    if (!hostHeader.empty()) append(t.headers, hostHeader);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers.get());
+
+    if (config.insecureSkipTlsVerify) {
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    } else {
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+      if (!config.caPem.empty()) {
+        curl_blob ca{config.caPem.data(), config.caPem.size(), CURL_BLOB_COPY};
+        curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &ca);
+      }
+    }
+    const std::string& cert =
+        t.credentials.clientCertPem.empty() ? config.clientCertPem : t.credentials.clientCertPem;
+    const std::string& key =
+        t.credentials.clientCertPem.empty() ? config.clientKeyPem : t.credentials.clientKeyPem;
+    if (!cert.empty()) {
+      curl_blob c{const_cast<char*>(cert.data()), cert.size(), CURL_BLOB_COPY};
+      curl_blob k{const_cast<char*>(key.data()), key.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &c);
+      curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &k);
+      curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (!config.proxyUrl.empty()) curl_easy_setopt(e, CURLOPT_PROXY, config.proxyUrl.c_str());
+    if (!connectTo.empty()) {
+      append(t.connectTo, connectTo);
+      curl_easy_setopt(e, CURLOPT_CONNECT_TO, t.connectTo.get());
+    }
+    return true;
+  }
+
+  void cancel(RequestId id) {
+    auto it = transfers.find(id);
+    if (it == transfers.end()) return;
+    // Only flag it here: we may be inside this transfer's own curl callback, where neither
+    // its std::function nor the curl handle may be destroyed. The removal runs from the loop.
+    it->second->cancelled = true;
+    std::weak_ptr<Impl> weak = weak_from_this();
+    boost::asio::post(io, [weak, id] {
+      if (auto self = weak.lock()) self->remove(id);
+    });
+  }
+
+  void remove(RequestId id) {
+    auto it = transfers.find(id);
+    if (it == transfers.end()) return;
+    Transfer& t = *it->second;
+    if (t.added) curl_multi_remove_handle(multi, t.easy);
+    if (t.easy != nullptr) curl_easy_cleanup(t.easy);
+    transfers.erase(it);
+  }
+
+  // --- curl callbacks ----------------------------------------------------------------------
+
+  static size_t onHeader(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    size_t n = size * count;
+    if (t->cancelled) return 0;
+    std::string_view line(data, n);
+    if (line.rfind("HTTP/", 0) == 0) {
+      // A new response (after 100 Continue or similar): forget earlier headers.
+      t->head.date.reset();
+      t->head.retryAfter.reset();
+      return n;
+    }
+    std::string_view trimmed = detail::trim(line);
+    if (trimmed.empty()) {
+      long code = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+      if (code >= 200) t->impl->deliverHead(*t, code);
+      return n;
+    }
+    auto colon = trimmed.find(':');
+    if (colon == std::string_view::npos) return n;
+    std::string_view name = trimmed.substr(0, colon);
+    std::string_view value = detail::trim(trimmed.substr(colon + 1));
+    if (detail::iequals(name, "date")) {
+      t->head.date = parseHttpDate(value);
+    } else if (detail::iequals(name, "retry-after")) {
+      SystemTime ref = t->head.date ? *t->head.date : t->impl->clock.systemNow();
+      t->head.retryAfter = parseRetryAfter(value, ref);
+    }
+    return n;
+  }
+
+  void deliverHead(Transfer& t, long code) {
+    if (t.headDone) return;
+    t.headDone = true;
+    t.head.status = code;
+    if (t.callbacks.onHead && !t.cancelled) t.callbacks.onHead(t.head);
+  }
+
+  static size_t onWrite(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    size_t n = size * count;
+    if (t->cancelled) return 0;  // abort; the posted removal cleans up
+    if (!t->headDone) {
+      long code = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+      t->impl->deliverHead(*t, code);
+      if (t->cancelled) return 0;
+    }
+    bool success = t->head.status >= 200 && t->head.status < 300;
+    if (t->request.streaming && success) {
+      if (t->callbacks.onData) t->callbacks.onData(std::string_view(data, n));
+      return t->cancelled ? 0 : n;
+    }
+    size_t limit = t->request.streaming ? t->impl->options.maxErrorBodyBytes
+                                        : t->impl->options.maxBodyBytes;
+    if (t->body.size() + n > limit) {
+      if (t->request.streaming) {
+        // An error body is only read for its Status; keep the start, drop the rest.
+        t->body.append(data, limit - t->body.size());
+        return n;
+      }
+      t->ownError = "response body larger than " + std::to_string(limit) + " bytes";
+      return 0;
+    }
+    t->body.append(data, n);
+    return n;
+  }
+
+  static int onSocket(CURL*, curl_socket_t fd, int what, void* user, void*) {
+    auto* impl = static_cast<Impl*>(user);
+    if (what == CURL_POLL_REMOVE) {
+      impl->sockets.erase(fd);  // ~Socket releases the descriptor (cancelling its waits)
+      return 0;
+    }
+    auto it = impl->sockets.find(fd);
+    if (it == impl->sockets.end()) {
+      try {
+        it = impl->sockets.emplace(fd, std::make_shared<Socket>(impl->io, fd)).first;
+      } catch (const std::exception& e) {
+        detail::logger()->error("cannot watch socket fd={} error=\"{}\"", fd, e.what());
+        return -1;  // makes curl fail the transfer instead of hanging it
+      }
+    }
+    it->second->want = what;
+    impl->arm(fd, it->second);
+    return 0;
+  }
+
+  void arm(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
+    std::weak_ptr<Impl> weak = weak_from_this();
+    std::weak_ptr<Socket> weakSock = sock;
+    if ((sock->want & CURL_POLL_IN) && !sock->readPending) {
+      sock->readPending = true;
+      sock->descriptor.async_wait(
+          boost::asio::posix::stream_descriptor::wait_read,
+          [weak, weakSock, fd](const boost::system::error_code& ec) {
+            auto self = weak.lock();
+            auto s = weakSock.lock();
+            if (!self || !s) return;
+            s->readPending = false;
+            self->onReady(fd, s, CURL_CSELECT_IN, ec);
+          });
+    }
+    if ((sock->want & CURL_POLL_OUT) && !sock->writePending) {
+      sock->writePending = true;
+      sock->descriptor.async_wait(
+          boost::asio::posix::stream_descriptor::wait_write,
+          [weak, weakSock, fd](const boost::system::error_code& ec) {
+            auto self = weak.lock();
+            auto s = weakSock.lock();
+            if (!self || !s) return;
+            s->writePending = false;
+            self->onReady(fd, s, CURL_CSELECT_OUT, ec);
+          });
+    }
+  }
+
+  void onReady(curl_socket_t fd, const std::shared_ptr<Socket>& sock, int direction,
+               const boost::system::error_code& ec) {
+    if (ec == boost::asio::error::operation_aborted || shuttingDown) return;
+    auto it = sockets.find(fd);
+    if (it == sockets.end() || it->second != sock) return;  // fd was closed or reused
+    int running = 0;
+    curl_multi_socket_action(multi, fd, ec ? CURL_CSELECT_ERR : direction, &running);
+    processDone();
+    if (ec) return;
+    it = sockets.find(fd);
+    if (it != sockets.end() && it->second == sock) arm(fd, sock);
+  }
+
+  static int onTimer(CURLM*, long timeoutMs, void* user) {
+    auto* impl = static_cast<Impl*>(user);
+    impl->timer.cancel();
+    if (timeoutMs < 0) return 0;
+    impl->timer.expires_after(std::chrono::milliseconds(timeoutMs));
+    std::weak_ptr<Impl> weak = impl->weak_from_this();
+    impl->timer.async_wait([weak](const boost::system::error_code& ec) {
+      if (ec) return;
+      auto self = weak.lock();
+      if (!self || self->shuttingDown) return;
+      int running = 0;
+      curl_multi_socket_action(self->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+      self->processDone();
+    });
+    return 0;
+  }
+
+  void processDone() {
+    std::vector<std::pair<CURL*, CURLcode>> done;
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg == CURLMSG_DONE) done.emplace_back(msg->easy_handle, msg->data.result);
+    }
+    for (auto [easy, code] : done) finish(easy, code);
+  }
+
+  void finish(CURL* easy, CURLcode code) {
+    Transfer* raw = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &raw);
+    if (raw == nullptr) return;
+    auto it = transfers.find(raw->id);
+    if (it == transfers.end() || it->second.get() != raw) return;
+    std::unique_ptr<Transfer> t = std::move(it->second);
+    transfers.erase(it);
+    curl_multi_remove_handle(multi, t->easy);
+    t->added = false;
+    if (!t->headDone) {
+      long status = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+      t->head.status = status;
+    }
+    curl_easy_cleanup(t->easy);
+    t->easy = nullptr;
+    if (t->cancelled) return;
+
+    HttpResult result;
+    result.head = t->head;
+    result.body = std::move(t->body);
+    if (code != CURLE_OK) {
+      result.error = !t->ownError.empty() ? t->ownError
+                     : t->errbuf[0] != '\0' ? std::string(t->errbuf)
+                                            : std::string(curl_easy_strerror(code));
+    }
+    if (result.head.status == 401) credentials.invalidate(t->credentialGeneration);
+    if (t->callbacks.onDone) t->callbacks.onDone(std::move(result));
+  }
+};
+
+CurlTransport::CurlTransport(boost::asio::io_context& io, const Clock& clock,
+                             const RestConfig& config, CredentialSource& credentials,
+                             TransportOptions options)
+    : impl_(std::make_shared<Impl>(io, clock, config, credentials, std::move(options))) {
+  impl_->init();
+}
+
+CurlTransport::~CurlTransport() { impl_->shutdown(); }
+
+KubeTransport::RequestId CurlTransport::start(HttpRequest request, RequestCallbacks callbacks) {
+  return impl_->start(std::move(request), std::move(callbacks));
+}
+
+void CurlTransport::cancel(RequestId id) { impl_->cancel(id); }
+
+const std::string& CurlTransport::server() const { return impl_->config.server; }
+
+size_t CurlTransport::active() const { return impl_->transfers.size(); }
+
+}  // namespace firstwork::kube

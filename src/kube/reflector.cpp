@@ -1,0 +1,694 @@
+#include "firstwork/kube/reflector.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "detail/log.hpp"
+#include "detail/util.hpp"
+#include "firstwork/kube/api_discovery.hpp"
+#include "firstwork/kube/connection_monitor.hpp"
+
+namespace firstwork::kube {
+
+std::string_view restartReasonName(RestartReason reason) {
+  switch (reason) {
+    case RestartReason::StreamEnd: return "stream_end";
+    case RestartReason::Expired: return "expired";
+    case RestartReason::HttpError: return "http_error";
+    case RestartReason::TransportError: return "transport_error";
+    case RestartReason::DecodeError: return "decode_error";
+    case RestartReason::Stall: return "stall";
+    case RestartReason::Unauthorized: return "unauthorized";
+    case RestartReason::Throttled: return "throttled";
+    case RestartReason::TooLarge: return "too_large";
+  }
+  return "unknown";
+}
+
+std::string_view reflectorStateName(ReflectorState state) {
+  switch (state) {
+    case ReflectorState::Idle: return "idle";
+    case ReflectorState::Discovering: return "discovering";
+    case ReflectorState::Listing: return "listing";
+    case ReflectorState::Watching: return "watching";
+    case ReflectorState::Backoff: return "backoff";
+    case ReflectorState::Unavailable: return "unavailable";
+    case ReflectorState::Stopped: return "stopped";
+  }
+  return "unknown";
+}
+
+std::string_view requestKindName(RequestKind kind) {
+  return kind == RequestKind::List ? "list" : "watch";
+}
+
+namespace {
+
+RestartReason classify(const HttpResult& r) {
+  if (r.credentialsFailed) return RestartReason::Unauthorized;
+  switch (r.head.status) {
+    case 0: return RestartReason::TransportError;
+    case 401: return RestartReason::Unauthorized;
+    case 410: return RestartReason::Expired;
+    case 429: return RestartReason::Throttled;
+    default: return RestartReason::HttpError;
+  }
+}
+
+bool isExpiredStatus(const model::ApiStatus& s) {
+  return s.code == 410 || s.reason == "Expired" || s.reason == "Gone" || s.resourceVersionTooLarge;
+}
+
+// A very short clean watch with nothing in it is treated as a failure (client-go's "very short
+// watch"), so a server that closes every watch at once cannot drive a hot loop.
+constexpr std::chrono::seconds kShortWatch{1};
+
+}  // namespace
+
+struct Reflector::Timers {
+  explicit Timers(boost::asio::io_context& io) : retry(io), stall(io) {}
+  boost::asio::steady_timer retry;
+  boost::asio::steady_timer stall;
+};
+
+Reflector::Reflector(boost::asio::io_context& io, const Clock& clock, Context context,
+                     model::Kind kind, EventSink& sink, ReflectorOptions options)
+    : io_(io),
+      clock_(clock),
+      ctx_(std::move(context)),
+      kind_(kind),
+      sink_(sink),
+      options_(options),
+      backoff_(clock, options.backoff, options.seed),
+      rng_(options.seed != 0 ? options.seed + 1 : std::random_device{}()),
+      framer_(options.maxLineBytes),
+      alive_(std::make_shared<bool>(true)),
+      timers_(std::make_unique<Timers>(io)) {}
+
+Reflector::~Reflector() {
+  stop();
+  alive_.reset();
+}
+
+std::string_view Reflector::resource() const { return model::kindInfo(kind_).resource; }
+
+std::shared_ptr<const model::Object> Reflector::find(const std::string& uid) const {
+  auto it = store_.find(uid);
+  return it == store_.end() ? nullptr : it->second;
+}
+
+void Reflector::forEach(const std::function<void(const model::Object&)>& fn) const {
+  for (const auto& [uid, obj] : store_) fn(*obj);
+}
+
+void Reflector::start() {
+  if (state_ != ReflectorState::Idle && state_ != ReflectorState::Stopped) return;
+  ++watchGen_;
+  state_ = ReflectorState::Idle;
+  runPhase(Phase::Discover);
+}
+
+void Reflector::stop() {
+  if (requestActive_ && ctx_.transport) ctx_.transport->cancel(request_);
+  requestActive_ = false;
+  watchActive_ = false;
+  ++watchGen_;
+  timers_->retry.cancel();
+  timers_->stall.cancel();
+  setWatchUp(false);
+  if (state_ != ReflectorState::Idle) setState(ReflectorState::Stopped);
+}
+
+void Reflector::setState(ReflectorState s) {
+  if (state_ == s) return;
+  state_ = s;
+  if (ctx_.observer) ctx_.observer->onStateChange(ctx_.cluster, resource(), s);
+}
+
+void Reflector::setWatchUp(bool up) {
+  if (watchUp_ == up) return;
+  watchUp_ = up;
+  if (ctx_.observer) ctx_.observer->onWatchUp(ctx_.cluster, resource(), up);
+}
+
+void Reflector::restart(RestartReason reason) {
+  ++stats_.restarts[static_cast<size_t>(reason)];
+  if (ctx_.observer) ctx_.observer->onRestart(ctx_.cluster, resource(), reason);
+}
+
+void Reflector::reportTracked() {
+  if (ctx_.observer) ctx_.observer->onTrackedObjects(ctx_.cluster, resource(), store_.size());
+}
+
+void Reflector::noteResponse(const HttpResult& result) {
+  if (!ctx_.monitor) return;
+  if (result.head.status != 0) {
+    ctx_.monitor->onResponse(result.head);
+  } else if (!result.credentialsFailed) {
+    ctx_.monitor->onUnreachable(result.error);
+  }
+}
+
+std::string Reflector::basePath() const {
+  const model::KindInfo& ki = model::kindInfo(kind_);
+  std::string p = ki.group.empty() ? "/api/" + version_
+                                   : "/apis/" + std::string(ki.group) + "/" + version_;
+  return p + "/" + std::string(ki.resource);
+}
+
+bool Reflector::isExpired(const HttpResult& result) const {
+  if (result.head.status == 410) return true;
+  if (result.head.status < 400 || result.body.empty()) return false;
+  // "Too large resource version" arrives as 504 Timeout with a ResourceVersionTooLarge cause.
+  auto st = model::decodeStatus(result.body);
+  return st && (st->reason == "Expired" || st->reason == "Gone" || st->resourceVersionTooLarge);
+}
+
+void Reflector::runPhase(Phase p) {
+  if (state_ == ReflectorState::Stopped) return;
+  switch (p) {
+    case Phase::Discover:
+      // Fresh answer when re-checking an unavailable resource or after a 404 on a known one.
+      discover(state_ == ReflectorState::Unavailable || !version_.empty());
+      break;
+    case Phase::List: beginList(); break;
+    case Phase::Watch: beginWatch(); break;
+  }
+}
+
+void Reflector::schedule(std::chrono::milliseconds delay, Phase next) {
+  if (delay.count() > 0 && state_ != ReflectorState::Unavailable) setState(ReflectorState::Backoff);
+  std::weak_ptr<bool> alive = alive_;
+  uint64_t gen = watchGen_;
+  timers_->retry.expires_after(delay);
+  timers_->retry.async_wait([this, alive, gen, next](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || gen != watchGen_) return;
+    runPhase(next);
+  });
+}
+
+void Reflector::retryAfterFailure(RestartReason reason, const HttpResult& result, Phase next,
+                                  const std::string& what) {
+  restart(reason);
+  setWatchUp(false);
+  std::chrono::milliseconds delay{0};
+  if (reason == RestartReason::Unauthorized && ++consecutiveUnauthorized_ == 1) {
+    // The transport has invalidated the credentials; the first retry fetches fresh ones at
+    // once (rotated token). Repeated 401s back off like any other failure.
+    delay = std::chrono::milliseconds(0);
+  } else {
+    delay = backoff_.next();
+    if (result.head.retryAfter && (result.head.status == 429 || result.head.status >= 500)) {
+      auto ra = std::min<std::chrono::milliseconds>(*result.head.retryAfter,
+                                                    options_.maxRetryAfter);
+      delay = std::max(delay, ra);
+    }
+  }
+  std::string detail = result.error;
+  if (detail.empty() && result.head.status >= 400 && !result.body.empty()) {
+    if (auto st = model::decodeStatus(result.body); st && !st->message.empty()) {
+      detail = st->message;
+    }
+  }
+  detail::logger()->warn(
+      "watch restarted cluster={} resource={} reason={} during={} status={} backoff_ms={} "
+      "error=\"{}\"",
+      ctx_.cluster, resource(), restartReasonName(reason), what, result.head.status,
+      delay.count(), detail);
+  schedule(delay, next);
+}
+
+// --- discovery --------------------------------------------------------------------------------
+
+void Reflector::discover(bool refresh) {
+  const model::KindInfo& ki = model::kindInfo(kind_);
+  if (ki.group.empty()) {
+    version_ = std::string(ki.versions[0]);
+    beginList();
+    return;
+  }
+  if (state_ != ReflectorState::Unavailable) setState(ReflectorState::Discovering);
+  std::weak_ptr<bool> alive = alive_;
+  uint64_t gen = watchGen_;
+  ctx_.discovery->lookup(
+      std::string(ki.group), refresh,
+      [this, alive, gen](const ApiDiscovery::GroupInfo& info) {
+        if (alive.expired() || gen != watchGen_ || state_ == ReflectorState::Stopped) return;
+        const model::KindInfo& k = model::kindInfo(kind_);
+        using Outcome = ApiDiscovery::GroupInfo::Outcome;
+        if (info.outcome == Outcome::Failed) {
+          retryAfterFailure(classify(info.failure), info.failure, Phase::Discover, "discovery");
+          return;
+        }
+        std::vector<std::string> preferred;
+        for (auto v : k.versions) {
+          if (!v.empty()) preferred.emplace_back(v);
+        }
+        std::optional<std::string> chosen;
+        if (info.outcome == Outcome::Served) chosen = chooseVersion(info.versions, preferred);
+        if (!chosen) {
+          std::string served;
+          for (const auto& v : info.versions) served += (served.empty() ? "" : ",") + v;
+          markUnavailable(info.outcome == Outcome::NotServed
+                              ? "API group " + std::string(k.group) + " is not served"
+                              : "API group " + std::string(k.group) + " serves [" + served +
+                                    "], none of the supported versions");
+          return;
+        }
+        if (state_ == ReflectorState::Unavailable || unavailableReported_) {
+          detail::logger()->info("resource now served cluster={} resource={} version={}",
+                                 ctx_.cluster, resource(), *chosen);
+          unavailableReported_ = false;
+        }
+        version_ = *chosen;
+        beginList();
+      });
+}
+
+void Reflector::markUnavailable(const std::string& why) {
+  setWatchUp(false);
+  setState(ReflectorState::Unavailable);
+  if (!unavailableReported_) {
+    unavailableReported_ = true;
+    detail::logger()->warn("resource unavailable cluster={} resource={} reason=\"{}\" recheck_s={}",
+                           ctx_.cluster, resource(), why,
+                           std::chrono::duration_cast<std::chrono::seconds>(
+                               options_.unavailableRecheck)
+                               .count());
+  }
+  // The resource went away (CRD removed, group disabled): so did its objects.
+  if (!store_.empty()) {
+    auto old = std::move(store_);
+    store_.clear();
+    reportTracked();
+    for (auto& [uid, obj] : old) {
+      deliver(model::EventType::Deleted, obj, obj, EventOrigin::Relist);
+      if (state_ == ReflectorState::Stopped) return;
+    }
+  }
+  schedule(options_.unavailableRecheck, Phase::Discover);
+}
+
+// --- LIST ---------------------------------------------------------------------------------------
+
+void Reflector::beginList() {
+  setState(ReflectorState::Listing);
+  setWatchUp(false);
+  // client-go relistResourceVersion(): "0" first (served from the watch cache), then the last
+  // RV seen ("not older than"), and "" (a quorum read) once a LIST at that RV was refused.
+  listRv_ = lastRvUnusable_ ? std::string() : lastRv_.empty() ? std::string("0") : lastRv_;
+  continue_.clear();
+  listed_.clear();
+  listedRv_.clear();
+  requestPage();
+}
+
+void Reflector::requestPage() {
+  std::string path = basePath();
+  char sep = '?';
+  auto add = [&](const std::string& kv) {
+    path += sep;
+    path += kv;
+    sep = '&';
+  };
+  if (!unpaginated_) add("limit=" + std::to_string(options_.pageSize));
+  if (!continue_.empty()) {
+    // The RV must not be repeated with a continue token (the token carries it).
+    add("continue=" + detail::urlEncode(continue_));
+  } else if (!listRv_.empty()) {
+    add("resourceVersion=" + detail::urlEncode(listRv_));
+  }
+  ++stats_.listRequests;
+  std::weak_ptr<bool> alive = alive_;
+  uint64_t gen = watchGen_;
+  RequestCallbacks cb;
+  cb.onDone = [this, alive, gen](HttpResult r) {
+    if (alive.expired() || gen != watchGen_) return;
+    onPage(std::move(r));
+  };
+  request_ = ctx_.transport->start(HttpRequest{path, false}, std::move(cb));
+  requestActive_ = true;
+}
+
+void Reflector::onPage(HttpResult result) {
+  requestActive_ = false;
+  noteResponse(result);
+  if (ctx_.observer) {
+    ctx_.observer->onRequest(ctx_.cluster, resource(), RequestKind::List, result.head.status);
+  }
+  if (result.head.status == 200 && result.error.empty()) {
+    auto page = model::decodeList(result.body, kind_);
+    if (!page) {
+      HttpResult r = result;
+      r.body.clear();
+      r.error = "LIST body: " + page.error();
+      retryAfterFailure(RestartReason::DecodeError, r, Phase::List, "list");
+      return;
+    }
+    consecutiveUnauthorized_ = 0;
+    for (const auto& err : page->itemErrors) {
+      ++stats_.decodeErrors;
+      if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+      if (stats_.decodeErrors <= 10 || stats_.decodeErrors % 1000 == 0) {
+        detail::logger()->warn("object skipped cluster={} resource={} decode_errors={} error=\"{}\"",
+                               ctx_.cluster, resource(), stats_.decodeErrors, err);
+      }
+    }
+    for (auto& item : page->items) listed_.push_back(std::move(item));
+    listedRv_ = page->resourceVersion;
+    if (!page->continueToken.empty() && !unpaginated_) {
+      continue_ = page->continueToken;
+      requestPage();
+      return;
+    }
+    completeList();
+    return;
+  }
+  if (result.error.empty() && isExpired(result)) {
+    restart(RestartReason::Expired);
+    if (!continue_.empty()) {
+      // The continue token outlived etcd compaction: start the LIST over for a consistent
+      // snapshot; after a second expiry in a row fetch it in one piece (client-go's pager).
+      if (++expiredContinues_ >= 2) unpaginated_ = true;
+      detail::logger()->info(
+          "list continue token expired cluster={} resource={} items_so_far={} unpaginated={}",
+          ctx_.cluster, resource(), listed_.size(), unpaginated_);
+      continue_.clear();
+      listed_.clear();
+      requestPage();
+      return;
+    }
+    if (!listRv_.empty() && listRv_ != "0") {
+      detail::logger()->info("list at last resourceVersion refused cluster={} resource={} rv={}",
+                             ctx_.cluster, resource(), listRv_);
+      lastRvUnusable_ = true;
+      beginList();
+      return;
+    }
+  }
+  if (result.head.status == 404 && result.error.empty()) {
+    markUnavailable("LIST " + basePath() + " returned 404");
+    return;
+  }
+  retryAfterFailure(classify(result), result, Phase::List, "list");
+}
+
+void Reflector::completeList() {
+  EventOrigin origin = synced_ ? EventOrigin::Relist : EventOrigin::InitialList;
+  if (synced_) ++stats_.relists;
+  std::unordered_map<std::string, std::shared_ptr<const model::Object>> next;
+  next.reserve(listed_.size());
+  struct Change {
+    model::EventType type;
+    std::shared_ptr<const model::Object> object;
+    std::shared_ptr<const model::Object> previous;
+  };
+  std::vector<Change> changes;
+  std::vector<std::shared_ptr<const model::Object>> order;
+  order.reserve(listed_.size());
+  for (auto& item : listed_) {
+    std::string uid = model::metaOf(item).uid;
+    if (uid.empty()) {
+      ++stats_.decodeErrors;
+      if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+      continue;
+    }
+    auto obj = std::make_shared<const model::Object>(std::move(item));
+    if (!next.emplace(std::move(uid), obj).second) continue;  // duplicate in the list: keep first
+    order.push_back(obj);
+  }
+  listed_.clear();
+  listed_.shrink_to_fit();
+  // Deletions first: objects that vanished while we were not watching.
+  for (const auto& [uid, old] : store_) {
+    if (!next.count(uid)) changes.push_back({model::EventType::Deleted, old, old});
+  }
+  for (const auto& obj : order) {
+    const std::string& uid = model::metaOf(*obj).uid;
+    auto it = store_.find(uid);
+    if (it == store_.end()) {
+      changes.push_back({model::EventType::Added, obj, nullptr});
+    } else if (model::metaOf(*it->second).resourceVersion != model::metaOf(*obj).resourceVersion) {
+      changes.push_back({model::EventType::Modified, obj, it->second});
+    } else {
+      next[uid] = it->second;  // unchanged: keep the object the sink already knows
+    }
+  }
+  store_ = std::move(next);
+  lastRv_ = listedRv_;
+  lastRvUnusable_ = false;
+  expiredContinues_ = 0;
+  unpaginated_ = false;
+  consecutiveUnauthorized_ = 0;
+  reportTracked();
+  for (auto& c : changes) {
+    deliver(c.type, std::move(c.object), std::move(c.previous), origin);
+    if (state_ == ReflectorState::Stopped) return;
+  }
+  if (!synced_) {
+    synced_ = true;
+    detail::logger()->info("synced cluster={} resource={} version={} objects={} rv={}",
+                           ctx_.cluster, resource(), version_, store_.size(), lastRv_);
+    sink_.onSynced(ctx_.cluster, kind_);
+    if (state_ == ReflectorState::Stopped) return;
+  } else {
+    detail::logger()->info("relisted cluster={} resource={} objects={} changes={} rv={}",
+                           ctx_.cluster, resource(), store_.size(), changes.size(), lastRv_);
+  }
+  beginWatch();
+}
+
+// --- WATCH --------------------------------------------------------------------------------------
+
+void Reflector::beginWatch() {
+  setState(ReflectorState::Watching);
+  uint64_t gen = ++watchGen_;
+  framer_.reset();
+  watchActive_ = true;
+  watchEnding_ = false;
+  watchStartedAt_ = clock_.monotonicNow();
+  lastBytes_ = watchStartedAt_;
+  watchBytes_ = 0;
+  auto minS = options_.minWatchTimeout.count();
+  std::uniform_int_distribution<int64_t> dist(minS, 2 * minS);
+  std::string path = basePath() + "?allowWatchBookmarks=true";
+  if (!lastRv_.empty()) path += "&resourceVersion=" + detail::urlEncode(lastRv_);
+  path += "&timeoutSeconds=" + std::to_string(dist(rng_)) + "&watch=true";
+  ++stats_.watchRequests;
+  std::weak_ptr<bool> alive = alive_;
+  RequestCallbacks cb;
+  cb.onHead = [this, alive, gen](const ResponseHead& h) {
+    if (!alive.expired()) onWatchHead(gen, h);
+  };
+  cb.onData = [this, alive, gen](std::string_view chunk) {
+    if (!alive.expired()) onWatchData(gen, chunk);
+  };
+  cb.onDone = [this, alive, gen](HttpResult r) {
+    if (!alive.expired()) onWatchDone(gen, std::move(r));
+  };
+  request_ = ctx_.transport->start(HttpRequest{path, true}, std::move(cb));
+  requestActive_ = true;
+  armStallTimer(gen, options_.stallTimeout);
+}
+
+void Reflector::armStallTimer(uint64_t gen, std::chrono::milliseconds after) {
+  std::weak_ptr<bool> alive = alive_;
+  timers_->stall.expires_after(after);
+  timers_->stall.async_wait([this, alive, gen](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || gen != watchGen_ || !watchActive_) return;
+    auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonicNow() -
+                                                                      lastBytes_);
+    if (idle < options_.stallTimeout) {
+      armStallTimer(gen, options_.stallTimeout - idle);
+      return;
+    }
+    endWatch();
+    std::string detail = "no data for " + std::to_string(idle.count()) + " ms";
+    if (ctx_.monitor) ctx_.monitor->onUnreachable(detail);
+    HttpResult r;
+    r.error = detail;
+    retryAfterFailure(RestartReason::Stall, r, Phase::Watch, "watch");
+  });
+}
+
+void Reflector::endWatch() {
+  watchEnding_ = true;
+  watchActive_ = false;
+  if (requestActive_) ctx_.transport->cancel(request_);
+  requestActive_ = false;
+  timers_->stall.cancel();
+  setWatchUp(false);
+}
+
+void Reflector::onWatchHead(uint64_t gen, const ResponseHead& head) {
+  if (gen != watchGen_ || !watchActive_) return;
+  if (head.status != 200) return;  // the body (a Status) is judged when the request ends
+  if (ctx_.monitor) ctx_.monitor->onResponse(head);
+  consecutiveUnauthorized_ = 0;
+  setWatchUp(true);
+}
+
+void Reflector::onWatchData(uint64_t gen, std::string_view chunk) {
+  if (gen != watchGen_ || !watchActive_ || watchEnding_) return;
+  lastBytes_ = clock_.monotonicNow();
+  watchBytes_ += chunk.size();
+  if (ctx_.monitor) ctx_.monitor->onBytes();
+  auto outcome = framer_.feed(chunk, [this](std::string_view line) { return onWatchLine(line); });
+  if (outcome == LineFramer::Outcome::LineTooLong) {
+    endWatch();
+    HttpResult r;
+    r.head.status = 200;
+    r.error = "watch event larger than " + std::to_string(options_.maxLineBytes) + " bytes";
+    retryAfterFailure(RestartReason::TooLarge, r, Phase::Watch, "watch");
+  }
+}
+
+bool Reflector::onWatchLine(std::string_view line) {
+  auto ev = model::decodeWatchEvent(line, kind_);
+  if (!ev) {
+    // Not a watch event at all (truncated or garbled line): the stream cannot be trusted past
+    // this point, but everything before it was applied; re-watch from the last good RV.
+    endWatch();
+    HttpResult r;
+    r.head.status = 200;
+    r.error = "malformed watch line (" + std::to_string(line.size()) + " bytes): " + ev.error();
+    retryAfterFailure(RestartReason::DecodeError, r, Phase::Watch, "watch");
+    return false;
+  }
+  switch (ev->type) {
+    case model::EventType::Bookmark:
+      if (!ev->resourceVersion.empty()) lastRv_ = ev->resourceVersion;
+      return true;
+    case model::EventType::Error: {
+      endWatch();
+      const model::ApiStatus& st = ev->status;
+      if (isExpiredStatus(st)) {
+        restart(RestartReason::Expired);
+        auto delay = backoff_.next();
+        detail::logger()->info(
+            "watch expired, relisting cluster={} resource={} rv={} backoff_ms={} message=\"{}\"",
+            ctx_.cluster, resource(), lastRv_, delay.count(), st.message);
+        schedule(delay, Phase::List);
+      } else {
+        HttpResult r;
+        r.head.status = 200;
+        r.error = "watch ERROR event code=" + std::to_string(st.code) + " reason=" + st.reason +
+                  " message=" + st.message;
+        retryAfterFailure(RestartReason::HttpError, r, Phase::Watch, "watch");
+      }
+      return false;
+    }
+    case model::EventType::Added:
+    case model::EventType::Modified:
+    case model::EventType::Deleted:
+      break;
+  }
+  if (!ev->object || model::metaOf(*ev->object).uid.empty()) {
+    // A well-formed event whose object we cannot read: skip it but keep our place.
+    ++stats_.decodeErrors;
+    if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+    if (stats_.decodeErrors <= 10 || stats_.decodeErrors % 1000 == 0) {
+      detail::logger()->warn(
+          "watch event skipped cluster={} resource={} rv={} decode_errors={} error=\"{}\"",
+          ctx_.cluster, resource(), ev->resourceVersion, stats_.decodeErrors,
+          ev->object ? std::string("object without metadata.uid") : ev->decodeError);
+    }
+    if (!ev->resourceVersion.empty()) lastRv_ = ev->resourceVersion;
+    return true;
+  }
+  auto obj = std::make_shared<const model::Object>(std::move(*ev->object));
+  const model::ObjectMeta& meta = model::metaOf(*obj);
+  if (!ev->resourceVersion.empty()) {
+    lastRv_ = ev->resourceVersion;
+  } else if (!meta.resourceVersion.empty()) {
+    lastRv_ = meta.resourceVersion;
+  }
+  ++watchEvents_;
+  auto it = store_.find(meta.uid);
+  if (ev->type == model::EventType::Deleted) {
+    if (it == store_.end()) return true;  // never seen (or already gone): nothing to tell
+    auto prev = std::move(it->second);
+    store_.erase(it);
+    reportTracked();
+    deliver(model::EventType::Deleted, obj, std::move(prev), EventOrigin::Watch);
+  } else if (it == store_.end()) {
+    store_.emplace(meta.uid, obj);
+    reportTracked();
+    deliver(model::EventType::Added, obj, nullptr, EventOrigin::Watch);
+  } else {
+    if (model::metaOf(*it->second).resourceVersion == meta.resourceVersion) return true;  // dup
+    auto prev = std::move(it->second);
+    it->second = obj;
+    deliver(model::EventType::Modified, obj, std::move(prev), EventOrigin::Watch);
+  }
+  return state_ != ReflectorState::Stopped && watchActive_;
+}
+
+void Reflector::onWatchDone(uint64_t gen, HttpResult result) {
+  if (gen != watchGen_ || !watchActive_) return;
+  watchActive_ = false;
+  requestActive_ = false;
+  timers_->stall.cancel();
+  noteResponse(result);
+  if (ctx_.observer) {
+    ctx_.observer->onRequest(ctx_.cluster, resource(), RequestKind::Watch, result.head.status);
+  }
+  if (result.head.status == 200) {
+    if (!result.error.empty()) {
+      // Cut mid-stream: whatever was complete has been applied; resume from the last RV.
+      retryAfterFailure(RestartReason::TransportError, result, Phase::Watch, "watch");
+      return;
+    }
+    restart(RestartReason::StreamEnd);
+    bool tooShort = clock_.monotonicNow() - watchStartedAt_ < kShortWatch && watchBytes_ == 0;
+    if (framer_.pending() > 0) {
+      detail::logger()->warn("watch ended inside an event cluster={} resource={} dropped_bytes={}",
+                             ctx_.cluster, resource(), framer_.pending());
+    }
+    if (tooShort) {
+      auto delay = backoff_.next();
+      detail::logger()->warn("very short watch cluster={} resource={} backoff_ms={}",
+                             ctx_.cluster, resource(), delay.count());
+      schedule(delay, Phase::Watch);
+    } else {
+      detail::logger()->debug("watch ended cluster={} resource={} rv={}", ctx_.cluster,
+                              resource(), lastRv_);
+      schedule(std::chrono::milliseconds(0), Phase::Watch);
+    }
+    return;
+  }
+  setWatchUp(false);
+  if (result.error.empty() && isExpired(result)) {
+    restart(RestartReason::Expired);
+    auto delay = backoff_.next();
+    detail::logger()->info("watch expired, relisting cluster={} resource={} rv={} backoff_ms={}",
+                           ctx_.cluster, resource(), lastRv_, delay.count());
+    schedule(delay, Phase::List);
+    return;
+  }
+  if (result.head.status == 404 && result.error.empty()) {
+    // The resource may have been removed (CRD deleted): ask discovery again.
+    retryAfterFailure(RestartReason::HttpError, result, Phase::Discover, "watch");
+    return;
+  }
+  retryAfterFailure(classify(result), result, Phase::Watch, "watch");
+}
+
+void Reflector::deliver(model::EventType type, std::shared_ptr<const model::Object> object,
+                        std::shared_ptr<const model::Object> previous, EventOrigin origin) {
+  ++stats_.events;
+  if (ctx_.observer) {
+    ctx_.observer->onEvent(ctx_.cluster, resource(), type, origin != EventOrigin::Watch);
+  }
+  ObjectEvent ev;
+  ev.cluster = ctx_.cluster;
+  ev.kind = kind_;
+  ev.type = type;
+  ev.object = std::move(object);
+  ev.previous = std::move(previous);
+  ev.observedAt = clock_.systemNow();
+  ev.origin = origin;
+  sink_.onEvent(ev);
+}
+
+}  // namespace firstwork::kube
