@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace firstwork::sim {
@@ -17,6 +18,19 @@ struct ApiServerOptions {
   std::string workloadVersion = "v1beta2";  // kueue.x-k8s.io version served ("" = no Kueue)
   std::string draVersion = "v1";            // resource.k8s.io version served ("" = no DRA)
   std::string name = "cluster";             // for log lines only
+
+  // --- added by the sim area (additive; defaults match kube-apiserver) ----------------------
+  /// A LIST whose resourceVersion is newer than the latest waits this long for it, then answers
+  /// 504 Timeout with cause ResourceVersionTooLarge (kube-apiserver's watch cache waits 3 s).
+  std::chrono::milliseconds tooLargeResourceVersionWait{3000};
+  /// WatchList feature gate: `sendInitialEvents` is accepted. false ⇒ 422 Invalid, like a 1.33
+  /// server, so clients can test their fallback to LIST+WATCH.
+  bool watchList = true;
+  std::string gitVersion = "v1.34.1";  // reported by GET /version
+  size_t workerThreads = 256;          // connections served at once (each open watch holds one)
+  /// A watch without timeoutSeconds ends cleanly after minRequestTimeout·(1+rand[0,1)), as
+  /// kube-apiserver does with --min-request-timeout=1800.
+  std::chrono::seconds minRequestTimeout{1800};
 };
 
 /// Server-side counters, for tests that assert on client behaviour.
@@ -27,6 +41,31 @@ struct ApiServerStats {
   uint64_t injectedFailures = 0;
   uint64_t expiredContinue = 0;
   uint64_t watchExpired = 0;  // in-band ERROR 410 sent
+  // --- added by the sim area -----------------------------------------------------------------
+  // listRequests/watchRequests count every authenticated request of that kind, including the
+  // ones answered with an injected failure (injectedFailures counts those too).
+  uint64_t getRequests = 0;        // GET of a single object
+  uint64_t discoveryRequests = 0;  // /version, /api, /apis, /api/v1, /apis/<g>[/<v>]
+  uint64_t eventsSent = 0;         // ADDED/MODIFIED/DELETED lines written to watch streams
+  uint64_t bookmarksSent = 0;      // BOOKMARK lines written (periodic and initial-events-end)
+  uint64_t openWatches = 0;        // watch streams open right now
+};
+
+/// One request the server answered (kept for tests that assert what a client asked for). The
+/// Authorization header is never recorded.
+struct ApiRequestRecord {
+  std::string method;
+  std::string path;  // decoded path, no query
+  std::vector<std::pair<std::string, std::string>> params;  // decoded query, in request order
+  int status = 0;                                           // 200 for a watch that started
+  bool watch = false;
+  /// The value of query parameter `key` ("" when absent).
+  std::string param(const std::string& key) const {
+    for (const auto& [k, v] : params) {
+      if (k == key) return v;
+    }
+    return {};
+  }
 };
 
 /// A Kubernetes API test server: a real HTTP(S) server on 127.0.0.1 (port 0 → picked by the OS)
@@ -100,6 +139,14 @@ class ApiServer {
   std::string token() const;
 
   ApiServerStats stats() const;
+
+  // --- added by the sim area -----------------------------------------------------------------
+  /// Watch streams open right now on `resource` (all resources when empty). Lets tests wait
+  /// for a client's watch to be established before they mutate objects.
+  size_t openWatches(const std::string& resource = {}) const;
+  /// The last 10,000 requests answered, oldest first.
+  std::vector<ApiRequestRecord> requests() const;
+  void clearRequests();
 
  private:
   struct Impl;
