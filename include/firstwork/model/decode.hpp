@@ -40,15 +40,23 @@ struct ListPage {
   std::string continueToken;
   int64_t remainingItemCount = -1;  // -1 when absent
   std::vector<Object> items;
+  /// "items[<i>]: <field path>: <why>"; at most kMaxItemErrors are kept, `skippedItems` counts all.
   std::vector<std::string> itemErrors;
+  int64_t skippedItems = 0;
 };
+inline constexpr size_t kMaxItemErrors = 100;
 
 /// Decodes one watch event line (without the trailing newline). An error result means the line
 /// is not a watch event at all (not JSON, no `type`, unknown type).
 Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind);
+/// Same, without copying: appends simdjson's padding to `line` for the parse and restores its size
+/// afterwards (its capacity may grow). The fast path for the reflector's line buffer.
+Result<WatchEvent> decodeWatchEvent(std::string& line, Kind kind);
 
 /// Decodes a LIST response body of `kind`. Error only when the body is not a list.
 Result<ListPage> decodeList(std::string_view body, Kind kind);
+/// Same, padding `body` in place instead of copying it (see decodeWatchEvent(std::string&)).
+Result<ListPage> decodeList(std::string& body, Kind kind);
 
 /// Decodes one object of `kind` (the JSON of the object itself).
 Result<Object> decodeObject(std::string_view json, Kind kind);

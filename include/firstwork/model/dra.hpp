@@ -61,6 +61,10 @@ struct Device {
   std::vector<DeviceAttribute> attributes;  // string/int/bool/version attributes, stringified
   std::vector<DeviceTaint> taints;
   bool consumesCounters = false;  // partitionable device
+  /// Per-device node selection (slice spec.perDeviceNodeSelection): the device's own nodeName or
+  /// allNodes. Empty/false for devices of slices that select the node at slice level.
+  std::string nodeName;
+  bool allNodes = false;
 };
 
 /// resource.k8s.io ResourceSlice.
@@ -72,6 +76,7 @@ struct ResourceSlice {
   int64_t resourceSliceCount = 0;
   std::string nodeName;  // empty with allNodes / nodeSelector
   bool allNodes = false;
+  bool perDeviceNodeSelection = false;  // each device names its node (Device::nodeName/allNodes)
   std::vector<Device> devices;
   bool sharedCounters = false;  // slice publishes counter sets (partitionable devices)
 };

@@ -33,7 +33,8 @@ struct ClusterQueue {
   std::string cohort;  // v1beta2 spec.cohortName, v1beta1 spec.cohort
   /// spec.admissionChecks[] plus spec.admissionChecksStrategy.admissionChecks[].name.
   std::vector<std::string> admissionChecks;
-  /// nominalQuota per resource summed over flavors (milli-units), e.g. {"nvidia.com/gpu", 8000}.
+  /// nominalQuota per resource summed over resourceGroups[].flavors[] (milli-units), e.g.
+  /// {"nvidia.com/gpu", 8000}; device resources only (not cpu/memory/ephemeral-storage/pods/hugepages).
   ResourceList nominalQuota;
 };
 

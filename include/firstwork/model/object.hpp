@@ -36,6 +36,8 @@ struct KindInfo {
 };
 
 const KindInfo& kindInfo(Kind kind);
+/// The API kind name ("Workload", "Pod", ...), as in an object's `kind` field.
+std::string_view kindName(Kind kind);
 /// Looks a kind up by its plural resource name ("workloads", "pods", ...).
 std::optional<Kind> kindFromResource(std::string_view resource);
 const std::array<KindInfo, kKindCount>& allKinds();

@@ -15,6 +15,13 @@ struct PodSetClaim {
   std::string resourceClaimName;          // set for pre-created claims
 };
 
+/// status.resourceRequests[] (non-admitted workloads): what a podset asks for in total, including the
+/// logical DRA resources Kueue maps device classes to. Core resources (cpu, memory, ...) are dropped.
+struct PodSetResources {
+  std::string name;
+  ResourceList resources;  // milli-units, total for the podset
+};
+
 /// spec.podSets[] of a Workload, reduced to what capacity and demand need.
 struct PodSet {
   std::string name;
@@ -29,8 +36,10 @@ struct PodSet {
 struct PodSetAssignment {
   std::string name;
   int32_t count = 0;
-  KeyValues flavors;           // resource → ResourceFlavor
-  ResourceList resourceUsage;  // total for the podset (per-pod × count)
+  /// resource → ResourceFlavor and the podset's total (per-pod × count). Both keep only device
+  /// resources: extended resources and logical DRA names, not cpu/memory/ephemeral-storage/pods/hugepages.
+  KeyValues flavors;
+  ResourceList resourceUsage;
 };
 
 enum class CheckState : uint8_t { Unknown, Pending, Ready, Retry, Rejected };
@@ -49,6 +58,8 @@ struct Workload {
   std::string apiVersion;  // "kueue.x-k8s.io/v1beta2" or ".../v1beta1"
   std::string queueName;
   int32_t priority = 0;
+  /// v1beta2 spec.priorityClassRef.name, v1beta1 spec.priorityClassName; empty when unset.
+  std::string priorityClassName;
   bool active = true;
   std::vector<PodSet> podSets;
   std::vector<Condition> conditions;
@@ -60,6 +71,7 @@ struct Workload {
   std::vector<std::string> nominatedClusterNames;  // MultiKueue: candidates
   int32_t accumulatedPastExecutionTimeSeconds = 0;  // v1beta1: accumulatedPastExexcutionTimeSeconds
   int32_t requeueCount = 0;                         // status.requeueState.count
+  std::vector<PodSetResources> resourceRequests;    // status.resourceRequests (not yet admitted)
 };
 
 }  // namespace firstwork::model

@@ -1,0 +1,419 @@
+#include "firstwork/model/decode.hpp"
+
+#include <fmt/format.h>
+
+#include "detail/decoders.hpp"
+
+namespace firstwork::model {
+namespace {
+
+using detail::Ctx;
+namespace od = detail::od;
+
+/// Larger documents are refused outright (a LIST page of 500 large pods is a few MB).
+constexpr size_t kMaxDocumentBytes = size_t{256} << 20;
+/// After a document larger than this, the thread's parser and scratch buffer are released, so one
+/// huge LIST does not pin its buffers for the life of the thread.
+constexpr size_t kRetainBytes = size_t{16} << 20;
+/// Continue tokens are opaque base64 (≈100–300 bytes); anything beyond this is not one.
+constexpr size_t kMaxContinueBytes = 8192;
+/// Status messages are logged, not stored per object, so they may be longer than object text.
+constexpr size_t kMaxStatusMessageBytes = 1024;
+
+/// Per thread: simdjson parsers are reusable but not shareable, and reuse keeps their buffers.
+struct ThreadState {
+  od::parser parser{kMaxDocumentBytes};
+  std::string scratch;
+};
+
+ThreadState& threadState() {
+  thread_local ThreadState state;
+  return state;
+}
+
+/// The input with SIMDJSON_PADDING readable bytes after it: either the caller's string, padded in
+/// place and restored on destruction, or a copy in the thread's scratch buffer.
+class PaddedInput {
+ public:
+  explicit PaddedInput(std::string_view in) : len_(in.size()) {
+    std::string& s = threadState().scratch;
+    s.assign(in);
+    s.append(simdjson::SIMDJSON_PADDING, ' ');
+    data_ = s.data();
+    cap_ = s.size();
+  }
+  explicit PaddedInput(std::string& in) : owner_(&in), len_(in.size()) {
+    in.append(simdjson::SIMDJSON_PADDING, ' ');
+    data_ = in.data();
+    cap_ = in.size();
+  }
+  PaddedInput(const PaddedInput&) = delete;
+  PaddedInput& operator=(const PaddedInput&) = delete;
+  ~PaddedInput() {
+    if (owner_ != nullptr) owner_->resize(len_);
+    ThreadState& st = threadState();
+    if (len_ > kRetainBytes) {
+      std::string().swap(st.scratch);
+      st.parser = od::parser{kMaxDocumentBytes};
+    }
+  }
+
+  const char* data() const { return data_; }
+  size_t size() const { return len_; }
+  const char* end() const { return data_ + cap_; }
+
+  /// Starts the parse; an error here means the text is not JSON (or not valid UTF-8).
+  Status iterate(od::document& doc) const {
+    if (len_ > kMaxDocumentBytes) {
+      return makeError(fmt::format("document of {} bytes exceeds the {} MiB limit", len_,
+                                   kMaxDocumentBytes >> 20));
+    }
+    if (auto e = threadState().parser.iterate(data_, len_, cap_).get(doc)) {
+      return makeError(fmt::format("invalid JSON: {}", simdjson::error_message(e)));
+    }
+    return Ok{};
+  }
+
+ private:
+  std::string* owner_ = nullptr;
+  const char* data_ = nullptr;
+  size_t len_ = 0;
+  size_t cap_ = 0;
+};
+
+/// After the root value was read completely: is there anything but whitespace left?
+bool atEnd(od::document& doc) {
+  auto loc = doc.current_location();
+  return loc.error() == simdjson::OUT_OF_BOUNDS;
+}
+
+/// "path: reason (Kind ns/name)" — the identity helps an operator find the object.
+std::string objectError(const Ctx& c, const Object& obj, Kind kind) {
+  const ObjectMeta& m = metaOf(obj);
+  if (m.name.empty()) return c.message();
+  if (m.namespace_.empty()) return fmt::format("{} ({} {})", c.message(), kindName(kind), m.name);
+  return fmt::format("{} ({} {}/{})", c.message(), kindName(kind), m.namespace_, m.name);
+}
+
+Status rootObject(Ctx& c, od::document& doc, od::value& root) {
+  if (auto e = doc.get_value().get(root)) {
+    return makeError(e == simdjson::SCALAR_DOCUMENT_AS_VALUE
+                         ? std::string("not a JSON object")
+                         : fmt::format("invalid JSON: {}", simdjson::error_message(e)));
+  }
+  od::json_type t;
+  if (!detail::typeOf(c, root, t)) return makeError(c.message());
+  if (t != od::json_type::object) {
+    return makeError(fmt::format("not a JSON object but {}", detail::typeName(t)));
+  }
+  return Ok{};
+}
+
+bool readApiStatus(Ctx& c, od::value& v, ApiStatus& s) {
+  return detail::forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "kind") {
+      std::string_view kind;
+      bool present = false;
+      if (!detail::getString(c, x, kind, &present)) return false;
+      if (present && kind != "Status") {
+        return c.fail(fmt::format("expected Status, got \"{}\"", detail::truncateUtf8(kind, 64)));
+      }
+      return true;
+    }
+    if (k == "code") return detail::readInt32(c, x, s.code);
+    if (k == "reason") return detail::readText(c, x, s.reason);
+    if (k == "message") return detail::readText(c, x, s.message, kMaxStatusMessageBytes);
+    if (k == "details") {
+      return detail::forFields(c, x, [&](std::string_view dk, od::value& dx) {
+        if (dk != "causes") return true;
+        return detail::forElements(c, dx, [&](size_t, od::value& cause) {
+          return detail::forFields(c, cause, [&](std::string_view ck, od::value& cx) {
+            if (ck != "reason") return true;  // StatusCause.Type is serialised as "reason"
+            std::string_view r;
+            if (!detail::getString(c, cx, r)) return false;
+            if (r.find("ResourceVersionTooLarge") != std::string_view::npos) {
+              s.resourceVersionTooLarge = true;
+            }
+            return true;
+          });
+        });
+      });
+    }
+    return true;
+  });
+}
+
+// ---- watch events ----
+
+std::optional<EventType> eventType(std::string_view s) {
+  if (s == "ADDED") return EventType::Added;
+  if (s == "MODIFIED") return EventType::Modified;
+  if (s == "DELETED") return EventType::Deleted;
+  if (s == "BOOKMARK") return EventType::Bookmark;
+  if (s == "ERROR") return EventType::Error;
+  return std::nullopt;
+}
+
+constexpr std::string_view kInitialEventsEnd = "k8s.io/initial-events-end";
+
+/// A BOOKMARK keeps only its resourceVersion and the streaming-list end marker.
+bool readBookmark(Ctx& c, od::value& v, WatchEvent& ev) {
+  return detail::forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k != "metadata") return true;
+    return detail::forFields(c, x, [&](std::string_view mk, od::value& mx) {
+      if (mk == "resourceVersion") return detail::readIdent(c, mx, ev.resourceVersion);
+      if (mk != "annotations") return true;
+      return detail::forFields(
+          c, mx,
+          [&](std::string_view ak, od::value& ax) {
+            if (ak != kInitialEventsEnd) return true;
+            std::string_view val;
+            if (!detail::getString(c, ax, val)) return false;
+            ev.initialEventsEnd = val == "true";
+            return true;
+          },
+          /*mapKeys=*/true);
+    });
+  });
+}
+
+/// Decodes the event's object according to its type. Schema problems end up in ev.decodeError;
+/// returns false only when the JSON itself is broken (then the line is not an event).
+bool readEventObject(Ctx& c, od::value& v, Kind kind, WatchEvent& ev) {
+  c.clear();
+  ev.decodeError.clear();
+  ev.object.reset();
+  od::json_type t;
+  if (!detail::typeOf(c, v, t)) return false;
+  if (t == od::json_type::null) {
+    ev.decodeError = "object: missing";
+    return true;
+  }
+  switch (ev.type) {
+    case EventType::Bookmark:
+      ev.resourceVersion.clear();
+      ev.initialEventsEnd = false;
+      if (!readBookmark(c, v, ev)) {
+        ev.decodeError = c.message();
+      } else if (ev.resourceVersion.empty()) {
+        ev.decodeError = "metadata.resourceVersion: missing";
+      }
+      break;
+    case EventType::Error:
+      ev.status = ApiStatus{};
+      if (!readApiStatus(c, v, ev.status)) ev.decodeError = c.message();
+      break;
+    default: {
+      Object obj;
+      bool ok = detail::readObject(c, v, kind, obj);
+      ev.resourceVersion = metaOf(obj).resourceVersion;
+      if (ok) {
+        ev.object = std::move(obj);
+      } else {
+        ev.decodeError = objectError(c, obj, kind);
+      }
+    }
+  }
+  return !c.syntax;
+}
+
+/// The object's resourceVersion found by a targeted second look (after a decode failure that
+/// happened before metadata was reached). Empty when it is not readable either.
+std::string recoverResourceVersion(od::document& doc) {
+  doc.rewind();
+  od::value obj, meta;
+  std::string_view rv;
+  if (doc.find_field_unordered("object").get(obj)) return {};
+  if (obj.find_field_unordered("metadata").get(meta)) return {};
+  if (meta.find_field_unordered("resourceVersion").get_string().get(rv)) return {};
+  if (rv.size() > detail::kMaxIdentBytes) return {};
+  return std::string(rv);
+}
+
+Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
+  od::document doc;
+  if (auto st = in.iterate(doc); !st) return makeError(st.error());
+  Ctx c;
+  c.end = in.end();
+  od::value root;
+  if (auto st = rootObject(c, doc, root); !st) return makeError("watch event: " + st.error());
+
+  WatchEvent ev;
+  bool haveType = false, haveObject = false, objectBeforeType = false;
+  std::string badType;
+  bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
+    if (k == "type") {
+      std::string_view s;
+      if (!detail::getString(c, x, s)) return false;
+      auto t = eventType(s);
+      if (!t) {
+        badType = detail::truncateUtf8(s, 32);
+        return c.fail("unknown watch event type");
+      }
+      ev.type = *t;
+      haveType = true;
+      return true;
+    }
+    if (k == "object") {
+      haveObject = true;
+      if (!haveType) {
+        objectBeforeType = true;  // decoded after the loop, once the type is known
+        return true;
+      }
+      objectBeforeType = false;
+      if (!readEventObject(c, x, kind, ev)) return c.in("object");
+      c.clear();
+    }
+    return true;
+  });
+  if (!ok) {
+    if (!badType.empty()) return makeError(fmt::format("unknown watch event type \"{}\"", badType));
+    return makeError("watch event: " + c.message());
+  }
+  if (!haveType) return makeError("watch event without a type");
+  if (objectBeforeType) {
+    doc.rewind();
+    od::value obj;
+    if (auto e = doc.find_field_unordered("object").get(obj)) {
+      return makeError(fmt::format("watch event: invalid JSON: {}", simdjson::error_message(e)));
+    }
+    if (!readEventObject(c, obj, kind, ev)) return makeError("watch event: object." + c.message());
+    // find_field_unordered may leave the root object half-read; trailing text was already checked
+    // by the first pass reaching the end of the root object.
+  } else if (!atEnd(doc)) {
+    return makeError("watch event: trailing content after the event object");
+  }
+  if (!haveObject) ev.decodeError = "object: missing";
+  bool objectEvent = ev.type == EventType::Added || ev.type == EventType::Modified ||
+                     ev.type == EventType::Deleted;
+  if (objectEvent && !ev.decodeError.empty() && ev.resourceVersion.empty() && haveObject) {
+    ev.resourceVersion = recoverResourceVersion(doc);
+  }
+  return ev;
+}
+
+// ---- lists ----
+
+Result<ListPage> decodeListBody(const PaddedInput& in, Kind kind) {
+  od::document doc;
+  if (auto st = in.iterate(doc); !st) return makeError(st.error());
+  Ctx c;
+  c.end = in.end();
+  od::value root;
+  if (auto st = rootObject(c, doc, root); !st) return makeError("list: " + st.error());
+
+  ListPage page;
+  std::string listKind, listApiVersion;
+  bool haveItems = false;
+  bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
+    if (k == "kind") return detail::readIdent(c, x, listKind);
+    if (k == "apiVersion") return detail::readIdent(c, x, listApiVersion);
+    if (k == "metadata") {
+      return detail::forFields(c, x, [&](std::string_view mk, od::value& mx) {
+        if (mk == "resourceVersion") return detail::readIdent(c, mx, page.resourceVersion);
+        if (mk == "remainingItemCount") return detail::readInt64(c, mx, page.remainingItemCount);
+        if (mk == "continue") {
+          std::string_view token;
+          if (!detail::getString(c, mx, token)) return false;
+          if (token.size() > kMaxContinueBytes) return c.fail("continue token too long");
+          page.continueToken.assign(token);
+        }
+        return true;
+      });
+    }
+    if (k == "items") {
+      haveItems = true;
+      page.items.clear();
+      page.itemErrors.clear();
+      page.skippedItems = 0;
+      return detail::forElements(c, x, [&](size_t i, od::value& item) {
+        Object obj;
+        if (detail::readObject(c, item, kind, obj)) {
+          page.items.push_back(std::move(obj));
+          return true;
+        }
+        if (c.syntax) return false;
+        // A bad item is skipped and reported; the rest of the page is still good.
+        ++page.skippedItems;
+        if (page.itemErrors.size() < kMaxItemErrors) {
+          page.itemErrors.push_back(fmt::format("items[{}]: {}", i, objectError(c, obj, kind)));
+        }
+        c.clear();
+        return true;
+      });
+    }
+    return true;
+  });
+  if (!ok) return makeError("list: " + c.message());
+  if (!atEnd(doc)) return makeError("list: trailing content after the list object");
+  if (listKind == "Status") return makeError("list: the response is a Status, not a list");
+  if (!haveItems) return makeError("list: no items field (not a list)");
+  // Items of a CRD list carry their apiVersion; when they do not, the list's own applies.
+  if (listApiVersion.compare(0, 15, "kueue.x-k8s.io/") == 0) {
+    for (auto& obj : page.items) {
+      if (auto* w = std::get_if<Workload>(&obj); w != nullptr && w->apiVersion.empty()) {
+        w->apiVersion = listApiVersion;
+      }
+    }
+  }
+  return page;
+}
+
+Result<Object> decodeObjectBody(const PaddedInput& in, Kind kind) {
+  od::document doc;
+  if (auto st = in.iterate(doc); !st) return makeError(st.error());
+  Ctx c;
+  c.end = in.end();
+  od::value root;
+  if (auto st = rootObject(c, doc, root); !st) return makeError(st.error());
+  Object obj;
+  if (!detail::readObject(c, root, kind, obj)) return makeError(objectError(c, obj, kind));
+  if (!atEnd(doc)) return makeError("trailing content after the object");
+  return obj;
+}
+
+}  // namespace
+
+Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind) {
+  PaddedInput in(line);
+  return decodeEvent(in, kind);
+}
+
+Result<WatchEvent> decodeWatchEvent(std::string& line, Kind kind) {
+  PaddedInput in(line);
+  return decodeEvent(in, kind);
+}
+
+Result<ListPage> decodeList(std::string_view body, Kind kind) {
+  PaddedInput in(body);
+  return decodeListBody(in, kind);
+}
+
+Result<ListPage> decodeList(std::string& body, Kind kind) {
+  PaddedInput in(body);
+  return decodeListBody(in, kind);
+}
+
+Result<Object> decodeObject(std::string_view json, Kind kind) {
+  PaddedInput in(json);
+  return decodeObjectBody(in, kind);
+}
+
+Result<ApiStatus> decodeStatus(std::string_view body) {
+  PaddedInput in(body);
+  od::document doc;
+  if (auto st = in.iterate(doc); !st) return makeError(st.error());
+  Ctx c;
+  c.end = in.end();
+  od::value root;
+  if (auto st = rootObject(c, doc, root); !st) return makeError("status: " + st.error());
+  ApiStatus s;
+  if (!readApiStatus(c, root, s)) return makeError("status: " + c.message());
+  if (!atEnd(doc)) return makeError("status: trailing content after the object");
+  if (s.code == 0 && s.reason.empty() && s.message.empty()) {
+    return makeError("status: no code, reason or message (not a Status)");
+  }
+  return s;
+}
+
+}  // namespace firstwork::model

@@ -1,0 +1,208 @@
+#pragma once
+// Private to src/model: the simdjson On-Demand reading primitives every kind decoder is built from.
+//
+// Conventions (why they look the way they do):
+// * Every reader returns `bool` (true = ok). On failure it fills `Ctx::reason`, and each enclosing
+//   reader prepends its own path segment while the stack unwinds. The happy path therefore never
+//   builds a path string; only an error pays for "status.conditions[2].lastTransitionTime".
+// * JSON `null` is "absent" everywhere (the API server writes `lastProbeTime: null`,
+//   `creationTimestamp: null`, `containers: null`).
+// * The type of a value is checked before it is read, so a schema mismatch never puts simdjson's
+//   iterator into an error state: the caller can skip the rest of a bad list item and go on.
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "firstwork/core/clock.hpp"
+#include "firstwork/model/meta.hpp"
+
+namespace firstwork::model::detail {
+
+namespace od = simdjson::ondemand;
+
+/// Identifiers (names, uids, keys, resource versions) longer than this are rejected: the API
+/// validates them far below it (253 for names, 316 for qualified keys), so a longer one is hostile.
+inline constexpr size_t kMaxIdentBytes = 512;
+/// Free text (reasons, messages, label values) is cut to this many bytes on a UTF-8 boundary.
+inline constexpr size_t kMaxTextBytes = 256;
+/// Quantities longer than this are rejected before parsing (no real quantity comes close).
+inline constexpr size_t kMaxQuantityBytes = 64;
+/// Labels / annotations kept per object after the prefix filter (meta.hpp).
+inline constexpr size_t kMaxKeyValues = 64;
+/// Distinct resources in one ResourceList.
+inline constexpr size_t kMaxResources = 32;
+/// Default bound for lists whose entries we keep (conditions, podSets, devices, ...): beyond it the
+/// object is rejected rather than silently truncated, because a dropped entry would falsify figures.
+inline constexpr size_t kMaxEntries = 64;
+
+/// State of one decode: the error being unwound and the end of the readable (padded) input.
+struct Ctx {
+  const char* end = nullptr;  // one past the last readable byte of the padded buffer
+  std::string path;           // "status.conditions[2].lastTransitionTime", built on unwind
+  std::string reason;         // "invalid RFC 3339 time ..."
+  bool syntax = false;        // the JSON text itself is broken (not only the schema)
+
+  bool fail(std::string why) {
+    reason = std::move(why);
+    return false;
+  }
+  /// A simdjson error. Type/range errors are schema errors; everything else means broken JSON.
+  bool failJson(simdjson::error_code e);
+  /// Prepends an object key to the path; always returns false (for `return c.in(key)`).
+  bool in(std::string_view key);
+  /// Prepends a map key (data, not schema) as `["key"]`.
+  bool inMapKey(std::string_view key);
+  /// Prepends an array index `[i]`.
+  bool inIndex(size_t i);
+  /// "path: reason" (or just the reason at the top).
+  std::string message() const;
+  void clear() {
+    path.clear();
+    reason.clear();
+    syntax = false;
+  }
+};
+
+const char* typeName(od::json_type t);
+
+/// Cuts `s` to at most `max` bytes without splitting a UTF-8 sequence (the input is valid UTF-8,
+/// simdjson checked it, and must stay valid: JSON writers downstream reject broken UTF-8).
+std::string_view truncateUtf8(std::string_view s, size_t max);
+
+/// Reads the type of `v`; fails on broken JSON.
+bool typeOf(Ctx& c, od::value& v, od::json_type& t);
+
+/// String or null (null → empty view, `present` false).
+bool getString(Ctx& c, od::value& v, std::string_view& out, bool* present = nullptr);
+/// An identifier: string ≤ kMaxIdentBytes, else error. Null leaves `dst` unchanged.
+bool readIdent(Ctx& c, od::value& v, std::string& dst);
+/// Free text truncated to `max` bytes. Null leaves `dst` unchanged.
+bool readText(Ctx& c, od::value& v, std::string& dst, size_t max = kMaxTextBytes);
+bool readBool(Ctx& c, od::value& v, bool& dst);
+bool readInt64(Ctx& c, od::value& v, int64_t& dst);
+bool readInt32(Ctx& c, od::value& v, int32_t& dst);
+/// RFC 3339 string; null → nullopt.
+bool readTime(Ctx& c, od::value& v, std::optional<SystemTime>& dst);
+/// RFC 3339 string; null leaves `dst` unchanged.
+bool readTime(Ctx& c, od::value& v, SystemTime& dst);
+/// A resource.Quantity as milli-units: a string ("8", "500m", "80Gi") or, as Kubernetes accepts on
+/// input, a JSON number. `present` is false for null.
+bool readQuantity(Ctx& c, od::value& v, int64_t& milli, bool& present);
+
+/// Key of `f` without copying when it has no escapes (the usual case), else unescaped.
+bool fieldKey(Ctx& c, od::field& f, std::string_view& key);
+
+/// Calls `fn(key, value)` for every field of the object `v` (null: no calls). A failing callback
+/// gets `key` prepended to the error path. `mapKeys`: keys are data (labels, resources).
+template <typename Fn>
+bool forFields(Ctx& c, od::value& v, Fn&& fn, bool mapKeys = false) {
+  od::json_type t;
+  if (!typeOf(c, v, t)) return false;
+  if (t == od::json_type::null) return true;
+  if (t != od::json_type::object) return c.fail(std::string("expected object, got ") + typeName(t));
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return c.failJson(e);
+  for (auto fr : obj) {
+    od::field f;
+    if (auto e = std::move(fr).get(f)) return c.failJson(e);
+    std::string_view key;
+    if (!fieldKey(c, f, key)) return false;
+    if (!fn(key, f.value())) return mapKeys ? c.inMapKey(key) : c.in(key);
+  }
+  return true;
+}
+
+/// Calls `fn(index, element)` for every element of the array `v` (null: no calls). A failing
+/// callback gets `[index]` prepended to the error path.
+template <typename Fn>
+bool forElements(Ctx& c, od::value& v, Fn&& fn) {
+  od::json_type t;
+  if (!typeOf(c, v, t)) return false;
+  if (t == od::json_type::null) return true;
+  if (t != od::json_type::array) return c.fail(std::string("expected array, got ") + typeName(t));
+  od::array arr;
+  if (auto e = v.get_array().get(arr)) return c.failJson(e);
+  size_t i = 0;
+  for (auto er : arr) {
+    od::value el;
+    if (auto e = std::move(er).get(el)) return c.failJson(e);
+    if (!fn(i, el)) return c.inIndex(i);
+    ++i;
+  }
+  return true;
+}
+
+/// Error for a list that outgrew its bound.
+bool tooMany(Ctx& c, size_t max);
+
+// ---- resource lists -------------------------------------------------------------------------
+
+/// Extended resource: the name has a domain prefix ("nvidia.com/gpu", "example.com/gpu").
+inline bool isExtendedResource(std::string_view name) {
+  return name.find('/') != std::string_view::npos;
+}
+/// A resource that can stand for devices in Kueue accounting: everything except the core compute
+/// resources. Keeps extended resources and logical DRA names such as "whole-gpus".
+bool isDeviceResource(std::string_view name);
+
+/// a + b, saturating at INT64_MAX (hostile quantities must not overflow into negatives).
+int64_t saturatingAdd(int64_t a, int64_t b);
+/// Adds `milli` to `name` (saturating; appends when new). False when the list is full.
+bool addResource(ResourceList& list, std::string_view name, int64_t milli);
+/// Sets `name` to max(current, milli). False when the list is full.
+bool maxResource(ResourceList& list, std::string_view name, int64_t milli);
+
+inline void shrinkList(ResourceList& list) {
+  if (list.capacity() > list.size()) list.shrink_to_fit();
+}
+
+/// Reads a ResourceList object keeping the names `keep` accepts; `sum` adds duplicates.
+template <typename Keep>
+bool readResourceList(Ctx& c, od::value& v, ResourceList& dst, Keep&& keep) {
+  dst.clear();
+  bool ok = forFields(
+      c, v,
+      [&](std::string_view name, od::value& q) {
+        if (!keep(name)) return true;
+        int64_t milli = 0;
+        bool present = false;
+        if (!readQuantity(c, q, milli, present)) return false;
+        if (!present) return true;
+        if (name.size() > kMaxIdentBytes) return c.fail("resource name too long");
+        // Duplicate keys (hostile input): the last one wins, as in Go's encoding/json.
+        for (auto& [n, m] : dst) {
+          if (n == name) {
+            m = milli;
+            return true;
+          }
+        }
+        if (dst.size() >= kMaxResources) return tooMany(c, kMaxResources);
+        dst.emplace_back(std::string(name), milli);
+        return true;
+      },
+      /*mapKeys=*/true);
+  shrinkList(dst);
+  return ok;
+}
+
+// ---- shared object parts --------------------------------------------------------------------
+
+/// metav1.ObjectMeta (filtered labels/annotations, bounded owner references).
+bool readMeta(Ctx& c, od::value& v, ObjectMeta& meta);
+/// status.conditions[] (metav1.Condition, Pod and Node condition shapes).
+bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst);
+/// A JSON array of strings (e.g. spec.clusters), bounded.
+bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t max = kMaxEntries);
+
+/// Releases the spare capacity a vector collected while growing (keeps tracked objects slim).
+template <typename T>
+void shrink(std::vector<T>& v) {
+  if (v.capacity() > v.size()) v.shrink_to_fit();
+}
+
+}  // namespace firstwork::model::detail

@@ -1,0 +1,297 @@
+#include "firstwork/model/dra.hpp"
+
+#include <fmt/format.h>
+
+#include "detail/decoders.hpp"
+
+namespace firstwork::model::detail {
+namespace {
+
+// API validation limits are 32 requests, 32 allocation results, 256 reservedFor entries and 128
+// devices per slice; the bounds sit above them so only hostile objects hit them.
+constexpr size_t kMaxResults = 128;
+constexpr size_t kMaxReservedFor = 256;
+constexpr size_t kMaxDevices = 256;
+
+/// The fields a v1 `exactly` block, a `firstAvailable` alternative and a v1beta1 flat request share.
+bool readRequestShape(Ctx& c, std::string_view k, od::value& x, DeviceRequest& r) {
+  if (k == "deviceClassName") return readIdent(c, x, r.deviceClassName);
+  if (k == "allocationMode") {
+    std::string_view mode;
+    if (!getString(c, x, mode)) return false;
+    r.allocationModeAll = mode == "All";
+    return true;
+  }
+  if (k == "count") {
+    if (!readInt64(c, x, r.count)) return false;
+    if (r.count < 0) return c.fail("must not be negative");
+    return true;
+  }
+  return true;
+}
+
+bool readDeviceRequest(Ctx& c, od::value& v, DeviceRequest& r) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "name") return readIdent(c, x, r.name);
+    if (k == "exactly") {  // v1, v1beta2
+      return forFields(c, x, [&](std::string_view ek, od::value& ex) {
+        return readRequestShape(c, ek, ex, r);
+      });
+    }
+    if (k == "firstAvailable") {  // prioritized list: the first alternative stands for the request
+      return forElements(c, x, [&](size_t i, od::value& alt) {
+        r.firstAvailable = true;
+        if (i != 0) return true;
+        return forFields(c, alt, [&](std::string_view ak, od::value& ax) {
+          return readRequestShape(c, ak, ax, r);
+        });
+      });
+    }
+    return readRequestShape(c, k, x, r);  // v1beta1: the fields sit on the request itself
+  });
+}
+
+bool readClaimSpec(Ctx& c, od::value& v, ResourceClaim& rc) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k != "devices") return true;
+    return forFields(c, x, [&](std::string_view dk, od::value& dx) {
+      if (dk != "requests") return true;
+      rc.requests.clear();
+      bool ok = forElements(c, dx, [&](size_t, od::value& e) {
+        DeviceRequest r;
+        if (!readDeviceRequest(c, e, r)) return false;
+        if (rc.requests.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
+        rc.requests.push_back(std::move(r));
+        return true;
+      });
+      shrink(rc.requests);
+      return ok;
+    });
+  });
+}
+
+bool readAllocation(Ctx& c, od::value& v, ResourceClaim& rc) {
+  od::json_type t;
+  if (!typeOf(c, v, t)) return false;
+  rc.allocated = t != od::json_type::null;
+  rc.allocations.clear();
+  rc.allocationTimestamp.reset();
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "allocationTimestamp") return readTime(c, x, rc.allocationTimestamp);
+    if (k != "devices") return true;
+    return forFields(c, x, [&](std::string_view dk, od::value& dx) {
+      if (dk != "results") return true;
+      rc.allocations.clear();
+      bool ok = forElements(c, dx, [&](size_t, od::value& e) {
+        DeviceAllocation a;
+        bool ok2 = forFields(c, e, [&](std::string_view rk, od::value& rx) {
+          if (rk == "request") return readIdent(c, rx, a.request);
+          if (rk == "driver") return readIdent(c, rx, a.driver);
+          if (rk == "pool") return readIdent(c, rx, a.pool);
+          if (rk == "device") return readIdent(c, rx, a.device);
+          return true;
+        });
+        if (!ok2) return false;
+        if (rc.allocations.size() >= kMaxResults) return tooMany(c, kMaxResults);
+        rc.allocations.push_back(std::move(a));
+        return true;
+      });
+      shrink(rc.allocations);
+      return ok;
+    });
+  });
+}
+
+bool readClaimStatus(Ctx& c, od::value& v, ResourceClaim& rc) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "allocation") return readAllocation(c, x, rc);
+    if (k == "reservedFor") {
+      rc.reservedFor.clear();
+      bool ok = forElements(c, x, [&](size_t, od::value& e) {
+        ConsumerReference ref;
+        bool ok2 = forFields(c, e, [&](std::string_view rk, od::value& rx) {
+          if (rk == "resource") return readIdent(c, rx, ref.resource);
+          if (rk == "name") return readIdent(c, rx, ref.name);
+          if (rk == "uid") return readIdent(c, rx, ref.uid);
+          return true;
+        });
+        if (!ok2) return false;
+        if (rc.reservedFor.size() >= kMaxReservedFor) return tooMany(c, kMaxReservedFor);
+        rc.reservedFor.push_back(std::move(ref));
+        return true;
+      });
+      shrink(rc.reservedFor);
+      return ok;
+    }
+    return true;
+  });
+}
+
+// ---- ResourceSlice ----
+
+/// Appends the string form of one scalar attribute element of type `type`.
+bool appendScalar(Ctx& c, std::string_view type, od::value& x, std::string& out) {
+  if (type == "int" || type == "ints") {
+    int64_t n = 0;
+    if (!readInt64(c, x, n)) return false;
+    out += std::to_string(n);
+    return true;
+  }
+  if (type == "bool" || type == "bools") {
+    bool b = false;
+    if (!readBool(c, x, b)) return false;
+    out += b ? "true" : "false";
+    return true;
+  }
+  std::string_view s;  // string(s), version(s)
+  if (!getString(c, x, s)) return false;
+  out += s;
+  return true;
+}
+
+/// A DeviceAttribute `{"int": 80}` / `{"string": "gpu"}` / `{"version": "1.0.0"}` / `{"bool": true}`
+/// (or the list forms `ints`, `strings`, ... joined with ','), reduced to its string form.
+/// `known` is false for a type this decoder does not know (a newer API): the attribute is skipped.
+bool readAttributeValue(Ctx& c, od::value& v, std::string& out, bool& known) {
+  known = false;
+  bool ok = forFields(c, v, [&](std::string_view type, od::value& x) {
+    bool scalar = type == "int" || type == "bool" || type == "string" || type == "version";
+    bool list = type == "ints" || type == "bools" || type == "strings" || type == "versions";
+    if (!scalar && !list) return true;
+    known = true;
+    out.clear();
+    if (scalar) return appendScalar(c, type, x, out);
+    return forElements(c, x, [&](size_t i, od::value& e) {
+      if (out.size() > kMaxTextBytes) return true;
+      if (i != 0) out += ',';
+      return appendScalar(c, type, e, out);
+    });
+  });
+  out.resize(truncateUtf8(out, kMaxTextBytes).size());
+  return ok;
+}
+
+bool readAttributes(Ctx& c, od::value& v, std::vector<DeviceAttribute>& dst) {
+  dst.clear();
+  bool ok = forFields(
+      c, v,
+      [&](std::string_view name, od::value& x) {
+        DeviceAttribute a;
+        bool known = false;
+        if (!readAttributeValue(c, x, a.value, known)) return false;
+        if (!known) return true;
+        if (name.size() > kMaxIdentBytes) return c.fail("attribute name too long");
+        if (dst.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
+        a.name.assign(name);
+        dst.push_back(std::move(a));
+        return true;
+      },
+      /*mapKeys=*/true);
+  shrink(dst);
+  return ok;
+}
+
+bool readTaints(Ctx& c, od::value& v, std::vector<DeviceTaint>& dst) {
+  dst.clear();
+  bool ok = forElements(c, v, [&](size_t, od::value& e) {
+    DeviceTaint t;
+    bool ok2 = forFields(c, e, [&](std::string_view k, od::value& x) {
+      if (k == "key") return readIdent(c, x, t.key);
+      if (k == "value") return readIdent(c, x, t.value);
+      if (k == "effect") return readIdent(c, x, t.effect);
+      return true;
+    });
+    if (!ok2) return false;
+    if (dst.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
+    dst.push_back(std::move(t));
+    return true;
+  });
+  shrink(dst);
+  return ok;
+}
+
+/// True when `v` is a non-empty array (consumesCounters, sharedCounters).
+bool readNonEmptyArray(Ctx& c, od::value& v, bool& dst) {
+  dst = false;
+  return forElements(c, v, [&](size_t, od::value&) {
+    dst = true;
+    return true;
+  });
+}
+
+/// The device fields; v1/v1beta2 put them on the device, v1beta1 under `basic` (one level only:
+/// a hostile `basic` inside `basic` must not recurse without bound).
+bool readDeviceFields(Ctx& c, od::value& v, Device& d, bool nested = false) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "name") return readIdent(c, x, d.name);
+    if (k == "attributes") return readAttributes(c, x, d.attributes);
+    if (k == "taints") return readTaints(c, x, d.taints);
+    if (k == "consumesCounters") return readNonEmptyArray(c, x, d.consumesCounters);
+    if (k == "nodeName") return readIdent(c, x, d.nodeName);
+    if (k == "allNodes") return readBool(c, x, d.allNodes);
+    if (k == "basic" && !nested) return readDeviceFields(c, x, d, true);
+    return true;
+  });
+}
+
+bool readSliceSpec(Ctx& c, od::value& v, ResourceSlice& rs) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "driver") return readIdent(c, x, rs.driver);
+    if (k == "pool") {
+      return forFields(c, x, [&](std::string_view pk, od::value& px) {
+        if (pk == "name") return readIdent(c, px, rs.poolName);
+        if (pk == "generation") return readInt64(c, px, rs.poolGeneration);
+        if (pk == "resourceSliceCount") return readInt64(c, px, rs.resourceSliceCount);
+        return true;
+      });
+    }
+    if (k == "nodeName") return readIdent(c, x, rs.nodeName);
+    if (k == "allNodes") return readBool(c, x, rs.allNodes);
+    if (k == "perDeviceNodeSelection") return readBool(c, x, rs.perDeviceNodeSelection);
+    if (k == "sharedCounters") return readNonEmptyArray(c, x, rs.sharedCounters);
+    if (k == "devices") {
+      rs.devices.clear();
+      bool ok = forElements(c, x, [&](size_t, od::value& e) {
+        Device d;
+        if (!readDeviceFields(c, e, d)) return false;
+        if (rs.devices.size() >= kMaxDevices) return tooMany(c, kMaxDevices);
+        rs.devices.push_back(std::move(d));
+        return true;
+      });
+      shrink(rs.devices);
+      return ok;
+    }
+    return true;
+  });
+}
+
+}  // namespace
+
+bool readResourceClaim(Ctx& c, od::value& v, ResourceClaim& rc) {
+  return readTopLevel(c, v, Kind::ResourceClaim, rc.meta, nullptr,
+                      [&](std::string_view k, od::value& x) {
+                        if (k == "spec") return readClaimSpec(c, x, rc);
+                        if (k == "status") return readClaimStatus(c, x, rc);
+                        return true;
+                      });
+}
+
+bool readResourceSlice(Ctx& c, od::value& v, ResourceSlice& rs) {
+  bool ok = readTopLevel(c, v, Kind::ResourceSlice, rs.meta, nullptr,
+                         [&](std::string_view k, od::value& x) {
+                           if (k == "spec") return readSliceSpec(c, x, rs);
+                           return true;
+                         });
+  if (!ok) return false;
+  if (rs.poolGeneration < 0) {
+    c.path = "spec.pool.generation";
+    return c.fail("must not be negative");
+  }
+  if (rs.resourceSliceCount < 0) {
+    c.path = "spec.pool.resourceSliceCount";
+    return c.fail("must not be negative");
+  }
+  return true;
+}
+
+}  // namespace firstwork::model::detail

@@ -1,0 +1,195 @@
+#include "firstwork/model/meta.hpp"
+
+#include <array>
+
+#include "detail/json.hpp"
+
+namespace firstwork::model {
+
+const std::string* findValue(const KeyValues& kv, std::string_view key) {
+  for (const auto& [k, v] : kv) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+const Condition* findCondition(const std::vector<Condition>& conditions, std::string_view type) {
+  for (const auto& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+bool isTrue(const std::vector<Condition>& conditions, std::string_view type) {
+  const Condition* c = findCondition(conditions, type);
+  return c != nullptr && c->status == ConditionStatus::True;
+}
+
+int64_t milliOf(const ResourceList& list, std::string_view resource) {
+  for (const auto& [name, milli] : list) {
+    if (name == resource) return milli;
+  }
+  return 0;
+}
+
+namespace detail {
+namespace {
+
+// The label/annotation key prefixes the engine reads (meta.hpp). Everything else is dropped at
+// decode time: most of an object's metadata is for other controllers.
+constexpr std::array<std::string_view, 6> kKeptPrefixes = {
+    "kueue.x-k8s.io/",         "firstwork.dev/",          "nvidia.com/",
+    "batch.kubernetes.io/",    "resource.kubernetes.io/", "k8s.io/",
+};
+
+bool keptKey(std::string_view key) {
+  for (auto p : kKeptPrefixes) {
+    if (key.size() > p.size() && key.compare(0, p.size(), p) == 0) return true;
+  }
+  return false;
+}
+
+// Qualified label/annotation keys are at most 253 (prefix) + 1 + 63 (name) bytes.
+constexpr size_t kMaxKeyBytes = 317;
+
+bool readKeyValues(Ctx& c, od::value& v, KeyValues& dst) {
+  dst.clear();
+  bool ok = forFields(
+      c, v,
+      [&](std::string_view key, od::value& x) {
+        if (key.size() > kMaxKeyBytes || !keptKey(key)) return true;
+        std::string value;
+        if (!readText(c, x, value)) return false;
+        for (auto& [k, old] : dst) {
+          if (k == key) {  // duplicate key: the last one wins, as in Go's encoding/json
+            old = std::move(value);
+            return true;
+          }
+        }
+        if (dst.size() < kMaxKeyValues) dst.emplace_back(std::string(key), std::move(value));
+        return true;
+      },
+      /*mapKeys=*/true);
+  shrink(dst);
+  return ok;
+}
+
+bool readOwner(Ctx& c, od::value& v, OwnerReference& o) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "apiVersion") return readIdent(c, x, o.apiVersion);
+    if (k == "kind") return readIdent(c, x, o.kind);
+    if (k == "name") return readIdent(c, x, o.name);
+    if (k == "uid") return readIdent(c, x, o.uid);
+    if (k == "controller") return readBool(c, x, o.controller);
+    return true;
+  });
+}
+
+// An object has one controller and rarely more than a couple of owners. Keep the first 8 and,
+// beyond that, only controller references, up to the general bound.
+constexpr size_t kKeptOwners = 8;
+
+bool readOwners(Ctx& c, od::value& v, std::vector<OwnerReference>& dst) {
+  dst.clear();
+  bool ok = forElements(c, v, [&](size_t, od::value& x) {
+    OwnerReference o;
+    if (!readOwner(c, x, o)) return false;
+    if (dst.size() < kKeptOwners || (o.controller && dst.size() < kMaxEntries)) {
+      dst.push_back(std::move(o));
+    }
+    return true;
+  });
+  shrink(dst);
+  return ok;
+}
+
+ConditionStatus conditionStatus(std::string_view s) {
+  if (s == "True") return ConditionStatus::True;
+  if (s == "False") return ConditionStatus::False;
+  return ConditionStatus::Unknown;
+}
+
+bool readCondition(Ctx& c, od::value& v, Condition& cond) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "type") return readIdent(c, x, cond.type);
+    if (k == "status") {
+      std::string_view s;
+      if (!getString(c, x, s)) return false;
+      cond.status = conditionStatus(s);
+      return true;
+    }
+    if (k == "reason") return readText(c, x, cond.reason);
+    if (k == "message") return readText(c, x, cond.message);
+    if (k == "lastTransitionTime") return readTime(c, x, cond.lastTransitionTime);
+    return true;
+  });
+}
+
+}  // namespace
+
+bool readMeta(Ctx& c, od::value& v, ObjectMeta& m) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    switch (k.size()) {
+      case 3:
+        if (k == "uid") return readIdent(c, x, m.uid);
+        break;
+      case 4:
+        if (k == "name") return readIdent(c, x, m.name);
+        break;
+      case 6:
+        if (k == "labels") return readKeyValues(c, x, m.labels);
+        break;
+      case 9:
+        if (k == "namespace") return readIdent(c, x, m.namespace_);
+        break;
+      case 10:
+        if (k == "generation") return readInt64(c, x, m.generation);
+        break;
+      case 11:
+        if (k == "annotations") return readKeyValues(c, x, m.annotations);
+        break;
+      case 15:
+        if (k == "resourceVersion") return readIdent(c, x, m.resourceVersion);
+        if (k == "ownerReferences") return readOwners(c, x, m.ownerReferences);
+        break;
+      case 17:
+        if (k == "creationTimestamp") return readTime(c, x, m.creationTimestamp);
+        if (k == "deletionTimestamp") return readTime(c, x, m.deletionTimestamp);
+        break;
+      default:
+        break;
+    }
+    return true;
+  });
+}
+
+bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst) {
+  dst.clear();
+  bool ok = forElements(c, v, [&](size_t, od::value& x) {
+    Condition cond;
+    if (!readCondition(c, x, cond)) return false;
+    if (cond.type.empty()) return true;  // not a condition without its list-map key; skip it
+    if (dst.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
+    dst.push_back(std::move(cond));
+    return true;
+  });
+  shrink(dst);
+  return ok;
+}
+
+bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t max) {
+  dst.clear();
+  bool ok = forElements(c, v, [&](size_t, od::value& x) {
+    std::string s;
+    if (!readIdent(c, x, s)) return false;
+    if (s.empty()) return true;
+    if (dst.size() >= max) return tooMany(c, max);
+    dst.push_back(std::move(s));
+    return true;
+  });
+  shrink(dst);
+  return ok;
+}
+
+}  // namespace detail
+}  // namespace firstwork::model

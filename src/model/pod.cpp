@@ -1,0 +1,267 @@
+#include "firstwork/model/pod.hpp"
+
+#include <fmt/format.h>
+
+#include "detail/decoders.hpp"
+
+namespace firstwork::model::detail {
+namespace {
+
+// Pods have no API limit on containers; 128 is far above anything real.
+constexpr size_t kMaxContainers = 128;
+
+/// One container's requests of extended resources; a limit stands in for a missing request
+/// (the API server defaults requests to limits for extended resources).
+struct ContainerResources {
+  ResourceList requests;
+  ResourceList limits;
+  bool sidecar = false;  // init container with restartPolicy: Always
+
+  bool effective(Ctx& c, ResourceList& out) const {
+    out = requests;
+    for (const auto& [name, milli] : limits) {
+      bool found = false;
+      for (const auto& r : requests) found = found || r.first == name;
+      if (!found && !addResource(out, name, milli)) return tooMany(c, kMaxResources);
+    }
+    return true;
+  }
+};
+
+bool readContainer(Ctx& c, od::value& v, ContainerResources& cr) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "resources") {
+      return forFields(c, x, [&](std::string_view rk, od::value& rx) {
+        if (rk == "requests") return readResourceList(c, rx, cr.requests, isExtendedResource);
+        if (rk == "limits") return readResourceList(c, rx, cr.limits, isExtendedResource);
+        return true;
+      });
+    }
+    if (k == "restartPolicy") {
+      std::string_view p;
+      if (!getString(c, x, p)) return false;
+      cr.sidecar = p == "Always";
+    }
+    return true;
+  });
+}
+
+bool readClaimRef(Ctx& c, od::value& v, PodClaim& claim, bool nested = false) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "name") return readIdent(c, x, claim.name);
+    if (k == "resourceClaimName") return readIdent(c, x, claim.resourceClaimName);
+    if (k == "resourceClaimTemplateName") return readIdent(c, x, claim.resourceClaimTemplateName);
+    // Kubernetes ≤ 1.30 nested the two names under `source` (one level; never recurse further).
+    if (k == "source" && !nested) return readClaimRef(c, x, claim, true);
+    return true;
+  });
+}
+
+PodPhase podPhase(std::string_view s) {
+  if (s == "Pending") return PodPhase::Pending;
+  if (s == "Running") return PodPhase::Running;
+  if (s == "Succeeded") return PodPhase::Succeeded;
+  if (s == "Failed") return PodPhase::Failed;
+  return PodPhase::Unknown;
+}
+
+bool readContainerState(Ctx& c, od::value& v, ContainerStatus& cs) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    od::json_type t;
+    if (!typeOf(c, x, t)) return false;
+    if (t == od::json_type::null) return true;
+    if (k == "waiting") {
+      cs.state = ContainerStateKind::Waiting;
+      return forFields(c, x, [&](std::string_view wk, od::value& wx) {
+        if (wk == "reason") return readText(c, wx, cs.reason);
+        if (wk == "message") return readText(c, wx, cs.message);
+        return true;
+      });
+    }
+    if (k == "running") {
+      cs.state = ContainerStateKind::Running;
+      return forFields(c, x, [&](std::string_view rk, od::value& rx) {
+        if (rk == "startedAt") return readTime(c, rx, cs.startedAt);
+        return true;
+      });
+    }
+    if (k == "terminated") {
+      cs.state = ContainerStateKind::Terminated;
+      return forFields(c, x, [&](std::string_view tk, od::value& tx) {
+        if (tk == "exitCode") return readInt32(c, tx, cs.exitCode);
+        if (tk == "reason") return readText(c, tx, cs.reason);
+        if (tk == "message") return readText(c, tx, cs.message);
+        if (tk == "startedAt") return readTime(c, tx, cs.startedAt);
+        if (tk == "finishedAt") return readTime(c, tx, cs.finishedAt);
+        return true;
+      });
+    }
+    return true;
+  });
+}
+
+bool readContainerStatuses(Ctx& c, od::value& v, bool init, std::vector<ContainerStatus>& dst) {
+  dst.clear();
+  return forElements(c, v, [&](size_t, od::value& x) {
+    ContainerStatus cs;
+    cs.init = init;
+    bool ok = forFields(c, x, [&](std::string_view k, od::value& f) {
+      if (k == "name") return readIdent(c, f, cs.name);
+      if (k == "ready") return readBool(c, f, cs.ready);
+      if (k == "restartCount") return readInt32(c, f, cs.restartCount);
+      if (k == "state") return readContainerState(c, f, cs);
+      return true;
+    });
+    if (!ok) return false;
+    if (dst.size() >= kMaxContainers) return tooMany(c, kMaxContainers);
+    dst.push_back(std::move(cs));
+    return true;
+  });
+}
+
+/// status.resourceClaimStatuses[] entry.
+struct ClaimStatus {
+  std::string name;
+  std::string resourceClaimName;
+};
+
+}  // namespace
+
+bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts) {
+  ResourceList regular;     // sum over containers
+  ResourceList sidecars;    // sum over restartable init containers
+  ResourceList initMax;     // max over init containers of their effective request
+  ResourceList effective;
+  bool ok = forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "containers") {
+      regular.clear();
+      return forElements(c, x, [&](size_t, od::value& e) {
+        ContainerResources cr;
+        if (!readContainer(c, e, cr) || !cr.effective(c, effective)) return false;
+        for (const auto& [name, milli] : effective) {
+          if (!addResource(regular, name, milli)) return tooMany(c, kMaxResources);
+        }
+        return true;
+      });
+    }
+    if (k == "initContainers") {
+      sidecars.clear();
+      initMax.clear();
+      return forElements(c, x, [&](size_t, od::value& e) {
+        ContainerResources cr;
+        if (!readContainer(c, e, cr) || !cr.effective(c, effective)) return false;
+        // An init container runs next to the sidecars started before it; a sidecar keeps
+        // running, so it also adds to the regular containers' sum (k8s PodRequests).
+        if (cr.sidecar) {
+          for (const auto& [name, milli] : effective) {
+            if (!addResource(sidecars, name, milli)) return tooMany(c, kMaxResources);
+          }
+          for (const auto& [name, milli] : sidecars) {
+            if (!maxResource(initMax, name, milli)) return tooMany(c, kMaxResources);
+          }
+        } else {
+          for (const auto& [name, milli] : effective) {
+            int64_t withSidecars = saturatingAdd(milli, milliOf(sidecars, name));
+            if (!maxResource(initMax, name, withSidecars)) return tooMany(c, kMaxResources);
+          }
+        }
+        return true;
+      });
+    }
+    if (k == "resourceClaims") {
+      parts.claims.clear();
+      return forElements(c, x, [&](size_t, od::value& e) {
+        PodClaim claim;
+        if (!readClaimRef(c, e, claim)) return false;
+        if (parts.claims.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
+        parts.claims.push_back(std::move(claim));
+        return true;
+      });
+    }
+    if (k == "nodeName") return readIdent(c, x, parts.nodeName);
+    if (k == "schedulingGates") {
+      parts.schedulingGates = 0;
+      return forElements(c, x, [&](size_t, od::value&) {
+        ++parts.schedulingGates;
+        return true;
+      });
+    }
+    return true;
+  });
+  if (!ok) return false;
+  parts.requests = std::move(regular);
+  for (const auto& [name, milli] : sidecars) {
+    if (!addResource(parts.requests, name, milli)) return tooMany(c, kMaxResources);
+  }
+  for (const auto& [name, milli] : initMax) {
+    if (!maxResource(parts.requests, name, milli)) return tooMany(c, kMaxResources);
+  }
+  shrink(parts.requests);
+  shrink(parts.claims);
+  return true;
+}
+
+bool readPod(Ctx& c, od::value& v, Pod& p) {
+  PodSpecParts spec;
+  std::vector<ContainerStatus> regular, init;
+  std::vector<ClaimStatus> claimStatuses;
+  bool ok = readTopLevel(c, v, Kind::Pod, p.meta, nullptr, [&](std::string_view k, od::value& x) {
+    if (k == "spec") return readPodSpec(c, x, spec);
+    if (k == "status") {
+      return forFields(c, x, [&](std::string_view sk, od::value& sx) {
+        if (sk == "phase") {
+          std::string_view s;
+          if (!getString(c, sx, s)) return false;
+          p.phase = podPhase(s);
+          return true;
+        }
+        if (sk == "startTime") return readTime(c, sx, p.startTime);
+        if (sk == "conditions") return readConditions(c, sx, p.conditions);
+        if (sk == "containerStatuses") return readContainerStatuses(c, sx, false, regular);
+        if (sk == "initContainerStatuses") return readContainerStatuses(c, sx, true, init);
+        if (sk == "resourceClaimStatuses") {
+          claimStatuses.clear();
+          return forElements(c, sx, [&](size_t, od::value& e) {
+            ClaimStatus cs;
+            bool ok2 = forFields(c, e, [&](std::string_view ck, od::value& cx) {
+              if (ck == "name") return readIdent(c, cx, cs.name);
+              if (ck == "resourceClaimName") return readIdent(c, cx, cs.resourceClaimName);
+              return true;
+            });
+            if (!ok2) return false;
+            if (claimStatuses.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
+            claimStatuses.push_back(std::move(cs));
+            return true;
+          });
+        }
+        return true;
+      });
+    }
+    return true;
+  });
+  if (!ok) return false;
+  p.nodeName = std::move(spec.nodeName);
+  p.schedulingGates = spec.schedulingGates;
+  p.requests = std::move(spec.requests);
+  p.claims = std::move(spec.claims);
+  for (auto& cs : claimStatuses) {
+    PodClaim* claim = nullptr;
+    for (auto& pc : p.claims) {
+      if (pc.name == cs.name) claim = &pc;
+    }
+    if (claim == nullptr) {
+      if (p.claims.size() >= kMaxEntries) break;
+      claim = &p.claims.emplace_back();
+      claim->name = cs.name;
+    }
+    claim->generatedClaimName = std::move(cs.resourceClaimName);
+  }
+  p.containers = std::move(regular);
+  p.containers.reserve(p.containers.size() + init.size());
+  for (auto& cs : init) p.containers.push_back(std::move(cs));
+  shrink(p.containers);
+  shrink(p.claims);
+  return true;
+}
+
+}  // namespace firstwork::model::detail

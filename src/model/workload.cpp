@@ -1,0 +1,202 @@
+#include "firstwork/model/workload.hpp"
+
+#include "detail/decoders.hpp"
+
+namespace firstwork::model::detail {
+namespace {
+
+// Kueue validates at most 18 podSets and 8 admission checks; the bounds leave room for growth.
+constexpr size_t kMaxPodSets = 32;
+constexpr size_t kMaxChecks = 32;
+
+bool readNonNegative(Ctx& c, od::value& v, int32_t& dst) {
+  if (!readInt32(c, v, dst)) return false;
+  if (dst < 0) return c.fail("must not be negative");
+  return true;
+}
+
+bool readPodSet(Ctx& c, od::value& v, PodSet& ps) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "name") return readIdent(c, x, ps.name);
+    if (k == "count") return readNonNegative(c, x, ps.count);
+    if (k == "template") {
+      return forFields(c, x, [&](std::string_view tk, od::value& tx) {
+        if (tk != "spec") return true;
+        PodSpecParts parts;
+        if (!readPodSpec(c, tx, parts)) return false;
+        ps.perPodRequests = std::move(parts.requests);
+        ps.claims.clear();
+        ps.claims.reserve(parts.claims.size());
+        for (auto& pc : parts.claims) {
+          ps.claims.push_back(PodSetClaim{std::move(pc.name), std::move(pc.resourceClaimTemplateName),
+                                          std::move(pc.resourceClaimName)});
+        }
+        return true;
+      });
+    }
+    return true;
+  });
+}
+
+bool readSpec(Ctx& c, od::value& v, Workload& w) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "queueName") return readIdent(c, x, w.queueName);
+    if (k == "priority") return readInt32(c, x, w.priority);
+    if (k == "active") return readBool(c, x, w.active);
+    if (k == "priorityClassName") return readIdent(c, x, w.priorityClassName);  // v1beta1
+    if (k == "priorityClassRef") {                                              // v1beta2
+      return forFields(c, x, [&](std::string_view rk, od::value& rx) {
+        if (rk == "name") return readIdent(c, rx, w.priorityClassName);
+        return true;
+      });
+    }
+    if (k == "podSets") {
+      w.podSets.clear();
+      bool ok = forElements(c, x, [&](size_t, od::value& e) {
+        PodSet ps;
+        if (!readPodSet(c, e, ps)) return false;
+        if (w.podSets.size() >= kMaxPodSets) return tooMany(c, kMaxPodSets);
+        w.podSets.push_back(std::move(ps));
+        return true;
+      });
+      shrink(w.podSets);
+      return ok;
+    }
+    return true;
+  });
+}
+
+bool readFlavors(Ctx& c, od::value& v, KeyValues& dst) {
+  dst.clear();
+  return forFields(
+      c, v,
+      [&](std::string_view resource, od::value& x) {
+        if (!isDeviceResource(resource)) return true;
+        std::string flavor;
+        if (!readIdent(c, x, flavor)) return false;
+        if (resource.size() > kMaxIdentBytes) return c.fail("resource name too long");
+        if (dst.size() >= kMaxResources) return tooMany(c, kMaxResources);
+        dst.emplace_back(std::string(resource), std::move(flavor));
+        return true;
+      },
+      /*mapKeys=*/true);
+}
+
+bool readAssignment(Ctx& c, od::value& v, PodSetAssignment& a) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "name") return readIdent(c, x, a.name);
+    if (k == "count") return readNonNegative(c, x, a.count);
+    if (k == "flavors") return readFlavors(c, x, a.flavors);
+    if (k == "resourceUsage") return readResourceList(c, x, a.resourceUsage, isDeviceResource);
+    return true;
+  });
+}
+
+bool readAdmission(Ctx& c, od::value& v, Workload& w) {
+  w.admissionClusterQueue.clear();
+  w.podSetAssignments.clear();
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "clusterQueue") return readIdent(c, x, w.admissionClusterQueue);
+    if (k == "podSetAssignments") {
+      w.podSetAssignments.clear();
+      bool ok = forElements(c, x, [&](size_t, od::value& e) {
+        PodSetAssignment a;
+        if (!readAssignment(c, e, a)) return false;
+        if (w.podSetAssignments.size() >= kMaxPodSets) return tooMany(c, kMaxPodSets);
+        w.podSetAssignments.push_back(std::move(a));
+        return true;
+      });
+      shrink(w.podSetAssignments);
+      return ok;
+    }
+    return true;
+  });
+}
+
+CheckState checkState(std::string_view s) {
+  if (s == "Pending") return CheckState::Pending;
+  if (s == "Ready") return CheckState::Ready;
+  if (s == "Retry") return CheckState::Retry;
+  if (s == "Rejected") return CheckState::Rejected;
+  return CheckState::Unknown;
+}
+
+bool readCheck(Ctx& c, od::value& v, AdmissionCheckStatus& s) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "name") return readIdent(c, x, s.name);
+    if (k == "state") {
+      std::string_view st;
+      if (!getString(c, x, st)) return false;
+      s.state = checkState(st);
+      return true;
+    }
+    if (k == "lastTransitionTime") return readTime(c, x, s.lastTransitionTime);
+    if (k == "message") return readText(c, x, s.message);
+    return true;
+  });
+}
+
+bool readPodSetResources(Ctx& c, od::value& v, PodSetResources& r) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "name") return readIdent(c, x, r.name);
+    if (k == "resources") return readResourceList(c, x, r.resources, isDeviceResource);
+    return true;
+  });
+}
+
+bool readStatus(Ctx& c, od::value& v, Workload& w) {
+  return forFields(c, v, [&](std::string_view k, od::value& x) {
+    if (k == "conditions") return readConditions(c, x, w.conditions);
+    if (k == "admission") return readAdmission(c, x, w);
+    if (k == "admissionChecks") {
+      w.admissionChecks.clear();
+      bool ok = forElements(c, x, [&](size_t, od::value& e) {
+        AdmissionCheckStatus s;
+        if (!readCheck(c, e, s)) return false;
+        if (w.admissionChecks.size() >= kMaxChecks) return tooMany(c, kMaxChecks);
+        w.admissionChecks.push_back(std::move(s));
+        return true;
+      });
+      shrink(w.admissionChecks);
+      return ok;
+    }
+    if (k == "clusterName") return readIdent(c, x, w.clusterName);
+    if (k == "nominatedClusterNames") return readStringList(c, x, w.nominatedClusterNames);
+    // v1beta2 spelling, and v1beta1's misspelled one (kept in that version for compatibility).
+    if (k == "accumulatedPastExecutionTimeSeconds" || k == "accumulatedPastExexcutionTimeSeconds") {
+      return readInt32(c, x, w.accumulatedPastExecutionTimeSeconds);
+    }
+    if (k == "requeueState") {
+      return forFields(c, x, [&](std::string_view rk, od::value& rx) {
+        if (rk == "count") return readInt32(c, rx, w.requeueCount);
+        return true;
+      });
+    }
+    if (k == "resourceRequests") {
+      w.resourceRequests.clear();
+      bool ok = forElements(c, x, [&](size_t, od::value& e) {
+        PodSetResources r;
+        if (!readPodSetResources(c, e, r)) return false;
+        if (w.resourceRequests.size() >= kMaxPodSets) return tooMany(c, kMaxPodSets);
+        w.resourceRequests.push_back(std::move(r));
+        return true;
+      });
+      shrink(w.resourceRequests);
+      return ok;
+    }
+    return true;
+  });
+}
+
+}  // namespace
+
+bool readWorkload(Ctx& c, od::value& v, Workload& w) {
+  return readTopLevel(c, v, Kind::Workload, w.meta, &w.apiVersion,
+                      [&](std::string_view k, od::value& x) {
+                        if (k == "spec") return readSpec(c, x, w);
+                        if (k == "status") return readStatus(c, x, w);
+                        return true;
+                      });
+}
+
+}  // namespace firstwork::model::detail

@@ -1,0 +1,135 @@
+// ObjectMeta and condition decoding shared by every kind, and the small lookup helpers.
+#include "firstwork/model/meta.hpp"
+
+#include "model_test_util.hpp"
+
+using namespace firstwork;
+using namespace firstwork::model;
+using firstwork::testing::decodeError;
+using firstwork::testing::decodeJson;
+using firstwork::testing::rfc;
+
+TEST_CASE("lookup helpers find values, conditions and quantities", "[model][meta]") {
+  KeyValues kv{{"a", "1"}, {"b", "2"}};
+  REQUIRE(findValue(kv, "b") != nullptr);
+  CHECK(*findValue(kv, "b") == "2");
+  CHECK(findValue(kv, "c") == nullptr);
+
+  std::vector<Condition> conds(2);
+  conds[0].type = "Ready";
+  conds[0].status = ConditionStatus::False;
+  conds[1].type = "PodScheduled";
+  conds[1].status = ConditionStatus::True;
+  CHECK(findCondition(conds, "PodScheduled") == &conds[1]);
+  CHECK(findCondition(conds, "Missing") == nullptr);
+  CHECK(isTrue(conds, "PodScheduled"));
+  CHECK_FALSE(isTrue(conds, "Ready"));
+  CHECK_FALSE(isTrue(conds, "Missing"));
+
+  ResourceList rl{{"nvidia.com/gpu", 8000}};
+  CHECK(milliOf(rl, "nvidia.com/gpu") == 8000);
+  CHECK(milliOf(rl, "example.com/gpu") == 0);
+}
+
+TEST_CASE("labels and annotations are filtered by prefix", "[model][meta]") {
+  auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u",
+    "labels": {"kueue.x-k8s.io/queue-name": "q", "firstwork.dev/team": "a", "nvidia.com/gpu.product": "H100",
+               "batch.kubernetes.io/job-name": "j", "resource.kubernetes.io/x": "y",
+               "k8s.io/initial-events-end": "true", "node.k8s.io/other": "n", "app": "web",
+               "kueue.x-k8s.io/": "prefix only", "kueue.x-k8s.io": "no slash"},
+    "annotations": {"firstwork.dev/first-work-at": "2026-08-20T10:03:00Z",
+                    "kubectl.kubernetes.io/last-applied-configuration": "{...}"}}})",
+                           Kind::Pod);
+  // 10 labels: 6 carry a kept prefix; "node.k8s.io/", "app", the bare prefix and "kueue.x-k8s.io" do not.
+  CHECK(p.meta.labels.size() == 6);
+  CHECK(*findValue(p.meta.labels, "k8s.io/initial-events-end") == "true");
+  CHECK(findValue(p.meta.labels, "node.k8s.io/other") == nullptr);
+  CHECK(findValue(p.meta.labels, "kueue.x-k8s.io/") == nullptr);
+  REQUIRE(p.meta.annotations.size() == 1);
+  CHECK(p.meta.annotations[0].second == "2026-08-20T10:03:00Z");
+}
+
+TEST_CASE("metadata bounds: 64 kept labels, truncated values, duplicate keys", "[model][meta]") {
+  std::string labels;
+  for (int i = 0; i < 10000; ++i) {
+    labels += (i ? "," : "") + std::string("\"kueue.x-k8s.io/l") + std::to_string(i) + "\": \"v\"";
+  }
+  // 1 ASCII byte then 200 two-byte characters = 401 bytes; 256 would split the character that
+  // starts at byte 255, so the cut lands at 255.
+  std::string value = "a";
+  for (int i = 0; i < 200; ++i) value += "\xc3\xa9";
+  auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u", "labels": {)" + labels +
+                               R"(}, "annotations": {"firstwork.dev/x": "first", "firstwork.dev/long": ")" +
+                               value + R"(", "firstwork.dev/x": "second"}}})",
+                           Kind::Pod);
+  CHECK(p.meta.labels.size() == 64);
+  CHECK(p.meta.labels.front().first == "kueue.x-k8s.io/l0");
+  CHECK(p.meta.labels.back().first == "kueue.x-k8s.io/l63");
+  REQUIRE(p.meta.annotations.size() == 2);
+  CHECK(*findValue(p.meta.annotations, "firstwork.dev/x") == "second");  // last duplicate wins
+  CHECK(findValue(p.meta.annotations, "firstwork.dev/long")->size() == 255);
+}
+
+TEST_CASE("owner references: the controller survives a long list", "[model][meta]") {
+  std::string owners;
+  for (int i = 0; i < 30; ++i) {
+    owners += std::string(i ? "," : "") + R"({"apiVersion": "v1", "kind": "ConfigMap", "name": "c)" +
+              std::to_string(i) + R"(", "uid": "o)" + std::to_string(i) + R"(", "controller": )" +
+              (i == 20 ? "true" : "false") + "}";
+  }
+  auto p = decodeJson<Pod>(
+      R"({"metadata": {"name": "p", "uid": "u", "ownerReferences": [)" + owners + "]}}", Kind::Pod);
+  REQUIRE(p.meta.ownerReferences.size() == 9);  // first 8, then only controllers
+  CHECK(p.meta.ownerReferences[8].uid == "o20");
+  CHECK(p.meta.ownerReferences[8].controller);
+}
+
+TEST_CASE("metadata timestamps and nulls", "[model][meta]") {
+  auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u", "generation": 7,
+    "creationTimestamp": "2026-08-20T10:00:00.5+02:00", "deletionTimestamp": null,
+    "labels": null, "resourceVersion": "12"}})",
+                           Kind::Pod);
+  CHECK(rfc(p.meta.creationTimestamp) == "2026-08-20T08:00:00.500Z");
+  CHECK_FALSE(p.meta.deletionTimestamp.has_value());
+  CHECK(p.meta.generation == 7);
+  CHECK(p.meta.resourceVersion == "12");
+  auto q = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u", "creationTimestamp": null}})",
+                           Kind::Pod);
+  CHECK(q.meta.creationTimestamp == SystemTime{});
+}
+
+TEST_CASE("identity is required and must be strings", "[model][meta]") {
+  CHECK(decodeError(R"({"metadata": {"name": "p"}})", Kind::Pod) ==
+        "metadata.uid: missing (Pod p)");
+  CHECK(decodeError(R"({"metadata": {"uid": "u"}})", Kind::Pod) == "metadata.name: missing");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": null}})", Kind::Pod) ==
+        "metadata.uid: missing (Pod p)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": ""}})", Kind::Pod) ==
+        "metadata.uid: missing (Pod p)");
+  CHECK(decodeError(R"({"spec": {}})", Kind::Node) == "metadata.name: missing");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": 42}})", Kind::Pod) ==
+        "metadata.uid: expected string, got number (Pod p)");
+  CHECK(decodeError(R"({"metadata": "p"})", Kind::Pod) ==
+        "metadata: expected object, got string");
+  CHECK(decodeError(R"({"metadata": {"name": ")" + std::string(600, 'n') + R"(", "uid": "u"}})",
+                    Kind::Pod) == "metadata.name: longer than 512 bytes (600)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u", "labels":
+                        {"kueue.x-k8s.io/queue-name": 5, "app": 6}}})",
+                    Kind::Pod) ==
+        "metadata.labels[\"kueue.x-k8s.io/queue-name\"]: expected string, got number (Pod p)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u", "ownerReferences": [{"controller": "yes"}]}})",
+                    Kind::Pod) ==
+        "metadata.ownerReferences[0].controller: expected boolean, got string (Pod p)");
+}
+
+TEST_CASE("condition text is truncated, entries without type skipped", "[model][meta]") {
+  std::string longMessage(1000, 'm');
+  auto n = decodeJson<Node>(R"({"metadata": {"name": "n", "uid": "u"}, "status": {"conditions": [
+    {"status": "True"},
+    {"type": "Ready", "status": "Bogus", "message": ")" + longMessage + R"(", "lastTransitionTime": null}]}})",
+                            Kind::Node);
+  REQUIRE(n.conditions.size() == 1);
+  CHECK(n.conditions[0].status == ConditionStatus::Unknown);
+  CHECK(n.conditions[0].message == std::string(256, 'm'));
+  CHECK_FALSE(n.conditions[0].lastTransitionTime.has_value());
+}

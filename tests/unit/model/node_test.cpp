@@ -1,0 +1,70 @@
+// Node decoding against the constructed node fixtures in tests/fixtures/k8s (see README there).
+#include "firstwork/model/node.hpp"
+
+#include "model_test_util.hpp"
+
+using namespace firstwork;
+using namespace firstwork::model;
+using firstwork::testing::condition;
+using firstwork::testing::decodeError;
+using firstwork::testing::decodeFixture;
+using firstwork::testing::rfc;
+
+TEST_CASE("ready GPU node: extended resources, nvidia labels, taint", "[model][node]") {
+  auto n = decodeFixture<Node>("node-gpu-ready-CONSTRUCTED.json", Kind::Node);
+  CHECK(n.meta.name == "gpu-node-07");
+  CHECK(n.meta.uid == "7a7a7a7a-0000-4000-8000-000000000007");
+  CHECK(n.meta.namespace_.empty());
+  // 8 labels, 4 of them nvidia.com/; both annotations have other prefixes.
+  REQUIRE(n.meta.labels.size() == 4);
+  CHECK(*findValue(n.meta.labels, "nvidia.com/gpu.product") == "NVIDIA-H100-80GB-HBM3");
+  CHECK(*findValue(n.meta.labels, "nvidia.com/gpu.count") == "8");
+  CHECK(findValue(n.meta.labels, "kubernetes.io/hostname") == nullptr);
+  CHECK(n.meta.annotations.empty());
+  CHECK_FALSE(n.unschedulable);
+  REQUIRE(n.taints.size() == 1);
+  CHECK(n.taints[0].key == "nvidia.com/gpu");
+  CHECK(n.taints[0].value == "present");
+  CHECK(n.taints[0].effect == "NoSchedule");
+  // cpu, memory, ephemeral-storage, hugepages, pods are not extended resources.
+  REQUIRE(n.allocatable.size() == 1);
+  CHECK(milliOf(n.allocatable, "nvidia.com/gpu") == 8000);
+  REQUIRE(n.capacity.size() == 1);
+  CHECK(milliOf(n.capacity, "nvidia.com/gpu") == 8000);
+  REQUIRE(n.conditions.size() == 4);
+  const auto& ready = condition(n.conditions, "Ready");
+  CHECK(ready.status == ConditionStatus::True);
+  CHECK(ready.reason == "KubeletReady");
+  CHECK(rfc(ready.lastTransitionTime) == "2026-08-01T08:01:10Z");  // not lastHeartbeatTime
+}
+
+TEST_CASE("unreachable cordoned MIG node", "[model][node]") {
+  auto n = decodeFixture<Node>("node-gpu-mig-notready-cordoned-CONSTRUCTED.json", Kind::Node);
+  CHECK(n.meta.name == "gpu-node-09");
+  CHECK(n.unschedulable);
+  REQUIRE(n.taints.size() == 3);
+  CHECK(n.taints[0].key == "node.kubernetes.io/unreachable");
+  CHECK(n.taints[0].effect == "NoExecute");
+  CHECK(n.taints[2].key == "node.kubernetes.io/unschedulable");
+  CHECK(n.taints[2].value.empty());
+  const auto& ready = condition(n.conditions, "Ready");
+  CHECK(ready.status == ConditionStatus::Unknown);
+  CHECK(ready.reason == "NodeStatusUnknown");
+  CHECK(ready.message == "Kubelet stopped posting node status.");
+  CHECK(rfc(ready.lastTransitionTime) == "2026-08-20T10:04:35Z");
+  CHECK_FALSE(isTrue(n.conditions, "Ready"));
+  CHECK(milliOf(n.allocatable, "nvidia.com/mig-1g.10gb") == 4000);
+  CHECK(milliOf(n.allocatable, "nvidia.com/mig-2g.20gb") == 2000);
+  CHECK(milliOf(n.capacity, "nvidia.com/mig-3g.40gb") == 2000);
+  CHECK(milliOf(n.allocatable, "nvidia.com/gpu") == 0);
+  CHECK(*findValue(n.meta.labels, "nvidia.com/mig.strategy") == "mixed");
+}
+
+TEST_CASE("node schema errors name the field", "[model][node]") {
+  CHECK(decodeError(R"({"metadata": {"name": "n", "uid": "u"}, "spec": {"unschedulable": "yes"}})",
+                    Kind::Node) == "spec.unschedulable: expected boolean, got string (Node n)");
+  CHECK(decodeError(R"({"metadata": {"name": "n", "uid": "u"}, "status": {"allocatable":
+                        {"nvidia.com/gpu": "8x"}}})",
+                    Kind::Node)
+            .rfind("status.allocatable[\"nvidia.com/gpu\"]: invalid quantity \"8x\"", 0) == 0);
+}

@@ -1,0 +1,77 @@
+// The kind table and the Object variant helpers.
+#include "firstwork/model/object.hpp"
+
+#include "model_test_util.hpp"
+
+using namespace firstwork;
+using namespace firstwork::model;
+
+TEST_CASE("kind table: resources, groups, versions, scope", "[model][object]") {
+  const auto& w = kindInfo(Kind::Workload);
+  CHECK(w.resource == "workloads");
+  CHECK(w.group == "kueue.x-k8s.io");
+  CHECK(w.versions[0] == "v1beta2");
+  CHECK(w.versions[1] == "v1beta1");
+  CHECK(w.versions[2].empty());
+  CHECK(w.namespaced);
+  for (Kind k : {Kind::MultiKueueCluster, Kind::MultiKueueConfig, Kind::AdmissionCheck,
+                 Kind::ClusterQueue}) {
+    INFO(kindName(k));
+    CHECK(kindInfo(k).group == "kueue.x-k8s.io");
+    CHECK(kindInfo(k).versions[0] == "v1beta2");
+    CHECK(kindInfo(k).versions[1] == "v1beta1");
+    CHECK_FALSE(kindInfo(k).namespaced);
+  }
+  CHECK(kindInfo(Kind::MultiKueueCluster).resource == "multikueueclusters");
+  CHECK(kindInfo(Kind::MultiKueueConfig).resource == "multikueueconfigs");
+  CHECK(kindInfo(Kind::AdmissionCheck).resource == "admissionchecks");
+  CHECK(kindInfo(Kind::ClusterQueue).resource == "clusterqueues");
+  CHECK(kindInfo(Kind::Pod).resource == "pods");
+  CHECK(kindInfo(Kind::Pod).group.empty());
+  CHECK(kindInfo(Kind::Pod).versions[0] == "v1");
+  CHECK(kindInfo(Kind::Pod).namespaced);
+  CHECK(kindInfo(Kind::Node).resource == "nodes");
+  CHECK_FALSE(kindInfo(Kind::Node).namespaced);
+  const auto& rc = kindInfo(Kind::ResourceClaim);
+  CHECK(rc.resource == "resourceclaims");
+  CHECK(rc.group == "resource.k8s.io");
+  CHECK(rc.versions == std::array<std::string_view, 3>{"v1", "v1beta2", "v1beta1"});
+  CHECK(rc.namespaced);
+  CHECK(kindInfo(Kind::ResourceSlice).resource == "resourceslices");
+  CHECK(kindInfo(Kind::ResourceSlice).versions == rc.versions);
+  CHECK_FALSE(kindInfo(Kind::ResourceSlice).namespaced);
+}
+
+TEST_CASE("kinds are found by resource and listed in enum order", "[model][object]") {
+  CHECK(kindFromResource("workloads") == Kind::Workload);
+  CHECK(kindFromResource("resourceslices") == Kind::ResourceSlice);
+  CHECK(kindFromResource("nodes") == Kind::Node);
+  CHECK_FALSE(kindFromResource("deployments").has_value());
+  CHECK_FALSE(kindFromResource("Workloads").has_value());
+  const auto& all = allKinds();
+  REQUIRE(all.size() == 9);
+  for (size_t i = 0; i < all.size(); ++i) {
+    CHECK(static_cast<size_t>(all[i].kind) == i);
+    CHECK(kindFromResource(all[i].resource) == all[i].kind);
+  }
+  CHECK(kindName(Kind::Workload) == "Workload");
+  CHECK(kindName(Kind::MultiKueueConfig) == "MultiKueueConfig");
+  CHECK(kindName(Kind::ResourceClaim) == "ResourceClaim");
+}
+
+TEST_CASE("metaOf and kindOf work on every alternative", "[model][object]") {
+  Object o = Node{};
+  std::get<Node>(o).meta.name = "n1";
+  CHECK(kindOf(o) == Kind::Node);
+  CHECK(metaOf(o).name == "n1");
+  o = Workload{};
+  CHECK(kindOf(o) == Kind::Workload);
+  o = ResourceClaim{};
+  CHECK(kindOf(o) == Kind::ResourceClaim);
+  for (const auto& k : allKinds()) {
+    auto r = decodeObject(R"({"metadata": {"name": "x", "uid": "y"}})", k.kind);
+    REQUIRE(r.ok());
+    CHECK(kindOf(*r) == k.kind);
+    CHECK(metaOf(*r).uid == "y");
+  }
+}

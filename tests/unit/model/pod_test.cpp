@@ -1,0 +1,253 @@
+// Pod decoding. Expected values read by hand from ../shared/fixtures/k8s/pod-*.yaml; quantities
+// are milli-units ("8" GPUs = 8000).
+#include "firstwork/model/pod.hpp"
+
+#include "model_test_util.hpp"
+
+using namespace firstwork;
+using namespace firstwork::model;
+using firstwork::testing::condition;
+using firstwork::testing::decodeError;
+using firstwork::testing::decodeFixture;
+using firstwork::testing::decodeJson;
+using firstwork::testing::rfc;
+
+TEST_CASE("running Kueue job pod: linkage metadata, GPU request, readiness, startedAt",
+          "[model][pod]") {
+  auto p = decodeFixture<Pod>("pod-job-kueue-admitted-running-gpu-CONSTRUCTED.json", Kind::Pod);
+  CHECK(p.meta.name == "train-llm-0-5xk2v");
+  CHECK(p.meta.namespace_ == "team-a");
+  CHECK(p.meta.uid == "11111111-aaaa-4bbb-8ccc-000000000101");
+  CHECK(rfc(p.meta.creationTimestamp) == "2026-08-20T10:00:09Z");
+  // 9 labels; "controller-uid" and "job-name" have no kept prefix.
+  CHECK(p.meta.labels.size() == 7);
+  CHECK(*findValue(p.meta.labels, "batch.kubernetes.io/job-name") == "train-llm");
+  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/podset") == "main");
+  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/multikueue-worker-workload-pod") == "true");
+  CHECK(findValue(p.meta.labels, "job-name") == nullptr);
+  CHECK(*findValue(p.meta.annotations, "kueue.x-k8s.io/workload") == "job-train-llm-3b9f2");
+  REQUIRE(p.meta.ownerReferences.size() == 1);
+  CHECK(p.meta.ownerReferences[0].uid == "0d2b7c41-2222-4a8f-8c11-000000000002");
+  CHECK(p.nodeName == "gpu-node-07");
+  CHECK(p.schedulingGates == 0);
+  REQUIRE(p.requests.size() == 1);  // cpu and memory are not extended resources
+  CHECK(milliOf(p.requests, "nvidia.com/gpu") == 8000);
+  CHECK(p.claims.empty());
+  CHECK(p.phase == PodPhase::Running);
+  CHECK(rfc(p.startTime) == "2026-08-20T10:00:11Z");
+  REQUIRE(p.conditions.size() == 5);
+  CHECK(rfc(condition(p.conditions, "PodScheduled").lastTransitionTime) == "2026-08-20T10:00:11Z");
+  CHECK(rfc(condition(p.conditions, "Ready").lastTransitionTime) == "2026-08-20T10:02:40Z");
+  CHECK(isTrue(p.conditions, "ContainersReady"));
+  REQUIRE(p.containers.size() == 1);
+  const auto& c = p.containers[0];
+  CHECK(c.name == "trainer");
+  CHECK_FALSE(c.init);
+  CHECK(c.ready);
+  CHECK(c.restartCount == 0);
+  CHECK(c.state == ContainerStateKind::Running);
+  CHECK(rfc(c.startedAt) == "2026-08-20T10:02:38Z");
+  CHECK_FALSE(c.finishedAt.has_value());
+}
+
+TEST_CASE("gated pod counts its scheduling gates", "[model][pod]") {
+  auto p = decodeFixture<Pod>("pod-kueue-gated-admission-pending-CONSTRUCTED.json", Kind::Pod);
+  CHECK(p.meta.uid == "22222222-aaaa-4bbb-8ccc-000000000102");
+  CHECK(p.schedulingGates == 1);
+  CHECK(p.nodeName.empty());
+  CHECK(milliOf(p.requests, "nvidia.com/gpu") == 1000);
+  CHECK(p.phase == PodPhase::Pending);
+  CHECK_FALSE(p.startTime.has_value());
+  const auto& s = condition(p.conditions, "PodScheduled");
+  CHECK(s.status == ConditionStatus::False);
+  CHECK(s.reason == "SchedulingGated");
+  CHECK(s.message == "Scheduling is blocked due to non-empty scheduling gates");
+  CHECK(rfc(s.lastTransitionTime) == "2026-08-20T10:10:00Z");
+  CHECK(p.containers.empty());
+  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/queue-name") == "team-a-lq");
+}
+
+TEST_CASE("waiting containers keep reason and message", "[model][pod]") {
+  struct Case {
+    const char* file;
+    const char* uid;
+    const char* reason;
+    const char* message;
+    int32_t restarts;
+    PodPhase phase;
+  };
+  const Case cases[] = {
+      {"pod-waiting-errimagepull-CONSTRUCTED.json", "33333333-aaaa-4bbb-8ccc-000000000103",
+       "ErrImagePull",
+       "rpc error: code = NotFound desc = failed to pull and unpack image "
+       "\"registry.example.com/train:does-not-exist\": not found",
+       0, PodPhase::Pending},
+      {"pod-waiting-imagepullbackoff-CONSTRUCTED.json", "33333333-aaaa-4bbb-8ccc-000000000103",
+       "ImagePullBackOff", "Back-off pulling image \"registry.example.com/train:does-not-exist\"", 0,
+       PodPhase::Pending},
+      {"pod-waiting-crashloopbackoff-CONSTRUCTED.json", "44444444-aaaa-4bbb-8ccc-000000000104",
+       "CrashLoopBackOff",
+       "back-off 5m0s restarting failed container=app "
+       "pod=worker-6f7d9c8b5-xk2lp_team-a(44444444-aaaa-4bbb-8ccc-000000000104)",
+       7, PodPhase::Running},
+      {"pod-waiting-createcontainerconfigerror-CONSTRUCTED.json",
+       "55555555-aaaa-4bbb-8ccc-000000000105", "CreateContainerConfigError",
+       "secret \"hf-token\" not found", 0, PodPhase::Pending},
+  };
+  for (const auto& tc : cases) {
+    INFO(tc.file);
+    auto p = decodeFixture<Pod>(tc.file, Kind::Pod);
+    CHECK(p.meta.uid == tc.uid);
+    CHECK(p.phase == tc.phase);
+    REQUIRE(p.containers.size() == 1);
+    const auto& c = p.containers[0];
+    CHECK(c.state == ContainerStateKind::Waiting);
+    CHECK(c.reason == tc.reason);
+    CHECK(c.message == tc.message);
+    CHECK(c.restartCount == tc.restarts);
+    CHECK_FALSE(c.ready);
+    CHECK_FALSE(c.startedAt.has_value());  // lastState is not the current state
+    CHECK(c.exitCode == 0);
+  }
+  auto crash = decodeFixture<Pod>("pod-waiting-crashloopbackoff-CONSTRUCTED.json", Kind::Pod);
+  const auto& ready = condition(crash.conditions, "Ready");
+  CHECK(ready.reason == "ContainersNotReady");
+  CHECK(ready.message == "containers with unready status: [app]");
+  CHECK(rfc(ready.lastTransitionTime) == "2026-08-20T09:20:11Z");
+}
+
+TEST_CASE("DRA pod joins spec.resourceClaims with status.resourceClaimStatuses",
+          "[model][pod][dra]") {
+  auto p = decodeFixture<Pod>("pod-dra-resourceclaimstatuses-running-CONSTRUCTED.json", Kind::Pod);
+  CHECK(p.meta.uid == "d36ca24f-9949-4c33-9d47-c06846f775b1");
+  CHECK(p.nodeName == "conformance-test-np1-qcqc8-bpdtl-wv2gs");
+  REQUIRE(p.claims.size() == 1);
+  CHECK(p.claims[0].name == "single-gpu");
+  CHECK(p.claims[0].resourceClaimTemplateName == "gpu-claim-template");
+  CHECK(p.claims[0].resourceClaimName.empty());
+  CHECK(p.claims[0].generatedClaimName == "dra-gpu-example-798fccd4d-sfl2p-single-gpu-d2jzk");
+  CHECK(p.requests.empty());
+  REQUIRE(p.containers.size() == 1);
+  CHECK(rfc(p.containers[0].startedAt) == "2026-07-06T13:16:24Z");
+
+  auto pod0 = decodeFixture<Pod>("dra-resourceclaimtemplate-v1-and-pods-dra-example-driver-3.json",
+                                 Kind::Pod);
+  CHECK(pod0.meta.name == "pod0");
+  REQUIRE(pod0.claims.size() == 1);
+  CHECK(pod0.claims[0].resourceClaimTemplateName == "single-gpu");
+  CHECK(pod0.claims[0].generatedClaimName.empty());
+  CHECK(pod0.phase == PodPhase::Unknown);  // no status yet
+}
+
+TEST_CASE("failed plain pod: null lastTransitionTime, deletion, termination target",
+          "[model][pod]") {
+  auto p = decodeFixture<Pod>("pod-kueue-plain-pod-unschedulable-stoppedbykueue-issue2213.json",
+                              Kind::Pod);
+  CHECK(p.meta.name == "dws-pod");
+  CHECK(p.meta.uid == "8f1ec3b1-1865-4bee-b9c6-db8cde6b22bf");
+  CHECK(p.meta.resourceVersion == "1713714");
+  CHECK(rfc(p.meta.deletionTimestamp) == "2024-05-17T14:06:40Z");
+  CHECK(p.meta.labels.size() == 2);
+  CHECK(p.meta.annotations.empty());  // cluster-autoscaler.kubernetes.io/* are not kept
+  CHECK(milliOf(p.requests, "nvidia.com/gpu") == 1000);
+  CHECK(p.phase == PodPhase::Failed);
+  const auto& s = condition(p.conditions, "PodScheduled");
+  CHECK(s.reason == "Unschedulable");
+  CHECK_FALSE(s.lastTransitionTime.has_value());  // lastTransitionTime: null
+  CHECK(s.message ==
+        "0/9 nodes are available: 9 node(s) didn't match Pod's node affinity/selector. "
+        "preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling.");
+  const auto& t = condition(p.conditions, "TerminationTarget");
+  CHECK(t.reason == "StoppedByKueue");
+  CHECK(rfc(t.lastTransitionTime) == "2024-05-17T14:06:40Z");
+}
+
+TEST_CASE("pod requests: containers summed, limits stand in, sidecars add, init containers maxed",
+          "[model][pod]") {
+  auto p = decodeJson<Pod>(R"({
+    "metadata": {"name": "p", "uid": "u"},
+    "spec": {
+      "initContainers": [
+        {"name": "fetch", "resources": {"requests": {"nvidia.com/gpu": "2"}}},
+        {"name": "metrics", "restartPolicy": "Always", "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+        {"name": "warmup", "resources": {"requests": {"nvidia.com/gpu": "4", "cpu": "64"}}}],
+      "containers": [
+        {"name": "trainer", "resources": {"requests": {"nvidia.com/gpu": "2", "example.com/nic": "1"},
+                                          "limits": {"nvidia.com/gpu": "2"}}},
+        {"name": "helper", "resources": {"limits": {"example.com/nic": "1", "memory": "1Gi"}}}]},
+    "status": {"phase": "Running",
+      "initContainerStatuses": [
+        {"name": "fetch", "ready": false, "restartCount": 0, "state": {"terminated":
+          {"exitCode": 0, "reason": "Completed", "startedAt": "2026-08-20T10:00:12Z",
+           "finishedAt": "2026-08-20T10:01:00Z"}}},
+        {"name": "metrics", "ready": true, "restartCount": 1, "state": {"running":
+          {"startedAt": "2026-08-20T10:01:01Z"}}},
+        {"name": "warmup", "ready": false, "restartCount": 0, "state": {"terminated":
+          {"exitCode": 137, "reason": "OOMKilled", "message": "killed",
+           "startedAt": "2026-08-20T10:01:02Z", "finishedAt": "2026-08-20T10:01:30Z"}}}],
+      "containerStatuses": [
+        {"name": "trainer", "ready": true, "restartCount": 0, "state": {"running": {"startedAt": "2026-08-20T10:01:31Z"}}},
+        {"name": "helper", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}})",
+                           Kind::Pod);
+  // GPUs: containers 2 (trainer); sidecar "metrics" 1 (limit only) runs beside them → 3.
+  //       init: fetch 2 + 0 sidecars = 2; metrics: 1; warmup 4 + 1 sidecar = 5 → max(3, 5) = 5.
+  CHECK(milliOf(p.requests, "nvidia.com/gpu") == 5000);
+  // NICs: trainer 1 + helper 1 (limit only) = 2; no init container asks → 2.
+  CHECK(milliOf(p.requests, "example.com/nic") == 2000);
+  CHECK(p.requests.size() == 2);
+  REQUIRE(p.containers.size() == 5);  // regular first, then init
+  CHECK(p.containers[0].name == "trainer");
+  CHECK(p.containers[1].state == ContainerStateKind::Waiting);
+  CHECK(p.containers[1].reason == "ContainerCreating");
+  CHECK(p.containers[2].name == "fetch");
+  CHECK(p.containers[2].init);
+  CHECK(p.containers[2].state == ContainerStateKind::Terminated);
+  CHECK(p.containers[2].reason == "Completed");
+  CHECK(rfc(p.containers[2].finishedAt) == "2026-08-20T10:01:00Z");
+  CHECK(p.containers[3].restartCount == 1);
+  CHECK(rfc(p.containers[3].startedAt) == "2026-08-20T10:01:01Z");
+  CHECK(p.containers[4].exitCode == 137);
+  CHECK(p.containers[4].reason == "OOMKilled");
+  CHECK(p.containers[4].message == "killed");
+  CHECK(rfc(p.containers[4].startedAt) == "2026-08-20T10:01:02Z");
+}
+
+TEST_CASE("pod claims: pre-created claim, legacy source form, status-only entry", "[model][pod]") {
+  auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u"},
+    "spec": {"resourceClaims": [
+      {"name": "shared", "resourceClaimName": "team-a-shared-gpu"},
+      {"name": "old", "source": {"resourceClaimTemplateName": "tmpl"}}]},
+    "status": {"resourceClaimStatuses": [
+      {"name": "old", "resourceClaimName": "p-old-x1y2z"},
+      {"name": "orphan", "resourceClaimName": "p-orphan-abcde"}]}})",
+                           Kind::Pod);
+  REQUIRE(p.claims.size() == 3);
+  CHECK(p.claims[0].resourceClaimName == "team-a-shared-gpu");
+  CHECK(p.claims[0].generatedClaimName.empty());
+  CHECK(p.claims[1].resourceClaimTemplateName == "tmpl");
+  CHECK(p.claims[1].generatedClaimName == "p-old-x1y2z");
+  CHECK(p.claims[2].name == "orphan");
+  CHECK(p.claims[2].generatedClaimName == "p-orphan-abcde");
+}
+
+TEST_CASE("pod schema errors name the field", "[model][pod]") {
+  CHECK(decodeError(R"({"metadata": {"name": "p", "namespace": "ns", "uid": "u"}, "status":
+                        {"containerStatuses": [{"name": "a"}, {"name": "b", "state": {"running":
+                        {"startedAt": 1754000000}}}]}})",
+                    Kind::Pod) ==
+        "status.containerStatuses[1].state.running.startedAt: expected string, got number "
+        "(Pod ns/p)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u"}, "spec": {"containers": [
+                        {"name": "a", "resources": {"limits": {"nvidia.com/gpu": "-1"}}}]}})",
+                    Kind::Pod)
+            .rfind("spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: invalid quantity", 0) ==
+        0);
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u"}, "status": {"containerStatuses": [
+                        {"name": "a", "restartCount": "7"}]}})",
+                    Kind::Pod) ==
+        "status.containerStatuses[0].restartCount: expected integer, got string (Pod p)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u"}, "status": {"containerStatuses": [
+                        {"name": "a", "ready": "true"}]}})",
+                    Kind::Pod) ==
+        "status.containerStatuses[0].ready: expected boolean, got string (Pod p)");
+}
