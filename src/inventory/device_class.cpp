@@ -59,20 +59,24 @@ bool isIdentifier(std::string_view s) {
   });
 }
 
-// "type" published by driver "d" is "d/type"; qualified names stay as they are.
-std::string qualify(std::string_view driver, std::string_view name) {
-  if (name.find('/') != std::string_view::npos) return std::string(name);
-  std::string out(driver);
-  out += '/';
-  out += name;
-  return out;
+// Whether attribute names `a` and `b` of a device of `driver` are the same attribute: "type"
+// published by driver "d" is "d/type"; qualified names compare as they are. No allocation: this
+// runs for every device attribute on every recount.
+bool sameAttribute(std::string_view driver, std::string_view a, std::string_view b) {
+  const bool a_qualified = a.find('/') != std::string_view::npos;
+  const bool b_qualified = b.find('/') != std::string_view::npos;
+  if (a_qualified == b_qualified) return a == b;
+  const std::string_view bare = a_qualified ? b : a;
+  const std::string_view full = a_qualified ? a : b;
+  return full.size() == driver.size() + 1 + bare.size() &&
+         full.substr(0, driver.size()) == driver && full[driver.size()] == '/' &&
+         full.substr(driver.size() + 1) == bare;
 }
 
 const model::DeviceAttribute* findAttribute(std::string_view driver, const model::Device& device,
                                             std::string_view name) {
-  const std::string wanted = qualify(driver, name);
   for (const auto& attribute : device.attributes) {
-    if (qualify(driver, attribute.name) == wanted) return &attribute;
+    if (sameAttribute(driver, attribute.name, name)) return &attribute;
   }
   return nullptr;
 }

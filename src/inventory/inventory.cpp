@@ -63,6 +63,32 @@ void addCount(std::map<std::pair<std::string, bool>, int64_t>& counts, std::stri
   if (n > 0) counts[{std::move(device_class), allocated}] += n;
 }
 
+std::string deviceKey(std::string_view driver, std::string_view pool, std::string_view device) {
+  std::string key;
+  key.reserve(driver.size() + pool.size() + device.size() + 2);
+  key.append(driver).push_back('\x1f');
+  key.append(pool).push_back('\x1f');
+  key.append(device);
+  return key;
+}
+
+bool sameRequests(const std::vector<model::DeviceRequest>& a,
+                  const std::vector<model::DeviceRequest>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.name == y.name && x.deviceClassName == y.deviceClassName &&
+           x.allocationModeAll == y.allocationModeAll && x.count == y.count &&
+           x.firstAvailable == y.firstAvailable;
+  });
+}
+
+bool sameAllocations(const std::vector<model::DeviceAllocation>& a,
+                     const std::vector<model::DeviceAllocation>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.request == y.request && x.driver == y.driver && x.pool == y.pool &&
+           x.device == y.device;
+  });
+}
+
 std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bool>, int64_t>& m) {
   std::vector<DeviceCount> out;
   out.reserve(m.size());
@@ -72,13 +98,27 @@ std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bo
 
 }  // namespace
 
+bool Inventory::sameClaim(const ClaimRecord& a, const ClaimRecord& b) {
+  return a.allocated == b.allocated && sameRequests(a.requests, b.requests) &&
+         sameAllocations(a.allocations, b.allocations);
+}
+
 Inventory::Inventory(InventoryConfig config) : config_(std::move(config)) {}
 
 Inventory::ClusterState& Inventory::cluster(std::string_view name) {
   auto it = clusters_.find(name);
   if (it == clusters_.end()) it = clusters_.emplace(std::string(name), ClusterState{}).first;
-  it->second.dirty = true;
   return it->second;
+}
+
+void Inventory::markChanged(ClusterState& state, Change change) {
+  state.figuresDirty = true;
+  switch (change) {
+    case Change::Base: state.baseDirty = true; break;
+    case Change::Pods: state.extendedDirty = true; break;
+    case Change::Claims: state.draDirty = true; break;
+    case Change::Figures: break;
+  }
 }
 
 const Inventory::ClusterState* Inventory::findCluster(std::string_view name) const {
@@ -93,7 +133,7 @@ bool Inventory::onSlice(std::string_view cluster_name, model::EventType type,
                         const model::ResourceSlice& slice, SystemTime at) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
   const bool ok = tracker_.onSlice(cluster_name, type, slice, at);
-  if (ok) cluster(cluster_name);  // marks the figures dirty
+  if (ok) markChanged(cluster(cluster_name), Change::Base);
   return ok;
 }
 
@@ -105,8 +145,12 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
     return false;
   }
   ClusterState& state = cluster(cluster_name);
+  auto existing = state.nodes.find(node.meta.name);
   if (type == model::EventType::Deleted) {
-    if (auto it = state.nodes.find(node.meta.name); it != state.nodes.end()) state.nodes.erase(it);
+    if (existing != state.nodes.end()) {
+      state.nodes.erase(existing);
+      markChanged(state, Change::Base);
+    }
     return true;
   }
   NodeRecord record;
@@ -132,7 +176,11 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
   for (const auto& [key, value] : node.meta.labels) {
     if (startsWith(key, kNvidiaLabelPrefix)) record.nvidiaLabels.emplace_back(key, value);
   }
+  // Most Node updates (heartbeats, images, unrelated labels) change nothing the inventory reads:
+  // they must not cost a recount.
+  if (existing != state.nodes.end() && existing->second == record) return true;
   state.nodes.insert_or_assign(node.meta.name, std::move(record));
+  markChanged(state, Change::Base);
   return true;
 }
 
@@ -144,8 +192,13 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
   }
   ClusterState& state = cluster(cluster_name);
   const std::string key = objectKey(pod.meta);
+  auto existing = state.pods.find(key);
   if (type == model::EventType::Deleted) {
-    if (auto it = state.pods.find(key); it != state.pods.end()) state.pods.erase(it);
+    if (existing != state.pods.end()) {
+      const bool incremental = holdPod(state, existing->second, -1);
+      state.pods.erase(existing);
+      markChanged(state, incremental ? Change::Figures : Change::Pods);
+    }
     return true;
   }
   PodRecord record;
@@ -155,7 +208,14 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
   for (const auto& [resource, milli] : pod.requests) {
     if (tracked(resource)) record.requests.emplace_back(resource, milli);
   }
+  // Container status churn changes nothing here; only binding, termination and requests do.
+  if (existing != state.pods.end()) {
+    if (existing->second == record) return true;
+    holdPod(state, existing->second, -1);
+  }
+  const bool incremental = holdPod(state, record, +1);
   state.pods.insert_or_assign(key, std::move(record));
+  markChanged(state, incremental ? Change::Figures : Change::Pods);
   return true;
 }
 
@@ -168,15 +228,26 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
   }
   ClusterState& state = cluster(cluster_name);
   const std::string key = objectKey(claim.meta);
+  auto existing = state.claims.find(key);
   if (type == model::EventType::Deleted) {
-    if (auto it = state.claims.find(key); it != state.claims.end()) state.claims.erase(it);
+    if (existing != state.claims.end()) {
+      const bool incremental = holdClaim(state, existing->second, -1);
+      state.claims.erase(existing);
+      markChanged(state, incremental ? Change::Figures : Change::Claims);
+    }
     return true;
   }
   ClaimRecord record;
   record.requests = claim.requests;
   record.allocated = claim.allocated;
   if (claim.allocated) record.allocations = claim.allocations;
+  if (existing != state.claims.end()) {
+    if (sameClaim(existing->second, record)) return true;
+    holdClaim(state, existing->second, -1);
+  }
+  const bool incremental = holdClaim(state, record, +1);
   state.claims.insert_or_assign(key, std::move(record));
+  markChanged(state, incremental ? Change::Figures : Change::Claims);
   return true;
 }
 
@@ -244,6 +315,104 @@ std::optional<NodeSharing> Inventory::nodeSharing(std::string_view cluster_name,
 // ---------------------------------------------------------------------------------------------
 // Figures
 
+bool Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const {
+  // While the allocation cache is current, a pod's change is applied to it directly (a pod event
+  // costs O(its requests), not a rescan of every pod); otherwise the next query recounts.
+  const bool incremental = !state.baseDirty && !state.extendedDirty;
+  if (pod.terminated || pod.nodeName.empty()) return incremental;
+  auto& by_resource = state.held[pod.nodeName];
+  for (const auto& [resource, milli] : pod.requests) {
+    const int64_t units = wholeUnits(milli);
+    if (units == 0) continue;
+    auto it = by_resource.find(resource);
+    if (it == by_resource.end()) it = by_resource.emplace(resource, 0).first;
+    it->second += sign * units;
+    if (it->second == 0) by_resource.erase(it);
+    if (incremental) applyExtendedDelta(state, pod.nodeName, resource, sign * units);
+  }
+  if (by_resource.empty()) state.held.erase(pod.nodeName);
+  return incremental;
+}
+
+std::optional<std::string> Inventory::heldClass(const ClusterState& state, std::string_view node,
+                                                std::string_view resource) const {
+  auto classes_it = state.extendedClasses.find(node);
+  if (classes_it == state.extendedClasses.end()) return std::string(resource);
+  auto c = classes_it->second.find(resource);
+  // A known node that does not publish the resource serves it through DRA (DRAExtendedResource):
+  // those devices are counted through the claim, not twice.
+  if (c == classes_it->second.end()) return std::nullopt;
+  return c->second;
+}
+
+void Inventory::applyExtendedDelta(const ClusterState& state, std::string_view node,
+                                   std::string_view resource, int64_t units) const {
+  const auto device_class = heldClass(state, node, resource);
+  if (!device_class) return;
+  AllocationFigures& out = state.extended;
+  out.allocated[*device_class] += units;
+  auto usable_node = state.usableByNode.find(node);
+  if (usable_node == state.usableByNode.end()) return;
+  auto usable = usable_node->second.find(*device_class);
+  const int64_t capacity = usable == usable_node->second.end() ? 0 : usable->second;
+  int64_t& held = out.heldByNode[std::string(node)][*device_class];
+  const int64_t before = std::max<int64_t>(0, capacity - held);
+  held += units;
+  const int64_t after = std::max<int64_t>(0, capacity - held);
+  out.free[*device_class] += after - before;
+}
+
+bool Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const {
+  const bool incremental = !state.baseDirty && !state.draDirty;
+  if (!claim.allocated) return incremental;
+  for (const auto& result : claim.allocations) {
+    const std::string key = deviceKey(result.driver, result.pool, result.device);
+    auto it = state.allocatedDevices.find(key);
+    if (sign > 0) {
+      if (it == state.allocatedDevices.end()) {
+        AllocatedDevice device;
+        device.driver = result.driver;
+        device.requestedClass = requestedClass(claim, result);
+        it = state.allocatedDevices.emplace(key, std::move(device)).first;
+      }
+      // A device counts once however many claims hold it: only 0 → 1 and 1 → 0 change figures.
+      if (++it->second.claims == 1 && incremental) applyDraDelta(state, key, it->second, +1);
+    } else if (it != state.allocatedDevices.end() && --it->second.claims <= 0) {
+      if (incremental) applyDraDelta(state, key, it->second, -1);
+      state.allocatedDevices.erase(it);
+    }
+  }
+  return incremental;
+}
+
+void Inventory::applyDraDelta(const ClusterState& state, const std::string& key,
+                              const AllocatedDevice& device, int64_t sign) const {
+  AllocationFigures& out = state.dra;
+  auto it = state.devices.find(key);
+  const std::optional<std::string>& device_class =
+      it != state.devices.end() ? it->second.deviceClass : device.requestedClass;
+  auto bump = [sign](std::map<std::string, int64_t, std::less<>>& m, const std::string& k) {
+    auto e = m.try_emplace(k, 0).first;
+    e->second += sign;
+    if (e->second == 0) m.erase(e);
+  };
+  if (!device_class) {
+    bump(out.unclassifiedAllocated, device.driver);
+    return;
+  }
+  bump(out.allocated, *device_class);
+  if (it != state.devices.end() && it->second.usable) bump(out.allocatedUsable, *device_class);
+}
+
+std::optional<std::string> Inventory::requestedClass(const ClaimRecord& claim,
+                                                     const model::DeviceAllocation& result) const {
+  const std::string_view request = requestName(result.request);
+  for (const auto& r : claim.requests) {
+    if (r.name == request) return classForDeviceClassName(r.deviceClassName);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> Inventory::classOfAllocation(std::string_view cluster_name,
                                                         const ClaimRecord& claim,
                                                         const model::DeviceAllocation& result) const {
@@ -252,18 +421,17 @@ std::optional<std::string> Inventory::classOfAllocation(std::string_view cluster
   }
   // The device's slice is gone (or not listed yet): the request's DeviceClass still says what was
   // asked for.
-  const std::string_view request = requestName(result.request);
-  for (const auto& r : claim.requests) {
-    if (r.name == request) return classForDeviceClassName(r.deviceClassName);
-  }
-  return std::nullopt;
+  return requestedClass(claim, result);
 }
 
-void Inventory::recompute(std::string_view cluster_name, const ClusterState& state) const {
-  auto& figures = state.figures;
-  auto& unclassified = state.unclassified;
+void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState& state) const {
+  auto& figures = state.baseFigures;
+  auto& unclassified = state.baseUnclassified;
   figures.clear();
   unclassified.clear();
+  state.usableByNode.clear();
+  state.extendedClasses.clear();
+  state.devices.clear();
   auto figure = [&](const std::string& device_class, ClassKind kind) -> ClassFigures& {
     auto it = figures.find(device_class);
     if (it == figures.end()) {
@@ -276,35 +444,14 @@ void Inventory::recompute(std::string_view cluster_name, const ClusterState& sta
     return it->second;
   };
 
-  // Extended resources held per node and class by bound, running pods.
-  std::map<std::string, std::map<std::string, int64_t>, std::less<>> held;  // node -> class -> n
-  for (const auto& [key, pod] : state.pods) {
-    if (pod.terminated || pod.nodeName.empty()) continue;
-    auto nit = state.nodes.find(pod.nodeName);
-    const NodeRecord* node = nit == state.nodes.end() ? nullptr : &nit->second;
-    for (const auto& [resource, milli] : pod.requests) {
-      // A known node that does not publish the resource serves it through DRA
-      // (DRAExtendedResource): the devices are counted through the claim, not twice.
-      if (node != nullptr &&
-          std::none_of(node->allocatable.begin(), node->allocatable.end(),
-                       [&](const auto& kv) { return kv.first == resource; })) {
-        continue;
-      }
-      const int64_t units = wholeUnits(milli);
-      if (units == 0) continue;
-      const std::string device_class = extendedClass(resource, node);
-      held[pod.nodeName][device_class] += units;
-      figure(device_class, ClassKind::ExtendedResource).allocated += units;
-    }
-  }
-
   for (const auto& [node_name, node] : state.nodes) {
     const auto reason = nodeReason(state, node_name);
-    const auto held_it = held.find(node_name);
+    auto& classes = state.extendedClasses[node_name];
     for (const auto& [resource, milli] : node.allocatable) {
+      const std::string device_class = extendedClass(resource, &node);
+      classes.insert_or_assign(resource, device_class);
       const int64_t units = wholeUnits(milli);
       if (units == 0) continue;
-      const std::string device_class = extendedClass(resource, &node);
       ClassFigures& f = figure(device_class, ClassKind::ExtendedResource);
       f.published += units;
       if (reason) {
@@ -312,92 +459,151 @@ void Inventory::recompute(std::string_view cluster_name, const ClusterState& sta
         f.unavailableByReason[static_cast<size_t>(*reason)] += units;
       } else {
         f.usable += units;
-        int64_t used = 0;
-        if (held_it != held.end()) {
-          auto c = held_it->second.find(device_class);
-          if (c != held_it->second.end()) used = c->second;
-        }
-        f.free += std::max<int64_t>(0, units - used);
+        state.usableByNode[node_name][device_class] += units;
       }
-      if (device_class != resource || endsWith(resource, kSharedClassSuffix)) {
+      if (endsWith(device_class, kSharedClassSuffix)) {
         // Shares: report the GPUs behind them, never count them as GPUs.
         f.shared = true;
-        const std::string_view base =
-            endsWith(resource, kSharedClassSuffix)
-                ? std::string_view(resource).substr(0, resource.size() - kSharedClassSuffix.size())
-                : std::string_view(resource);
+        const std::string_view base = std::string_view(device_class).substr(
+            0, device_class.size() - kSharedClassSuffix.size());
         f.physicalDevices += units / sharingOf(node, base).replicas;
       }
     }
   }
 
-  // DRA devices.
-  std::map<std::array<std::string, 3>, std::optional<std::string>> usable_devices;
   tracker_.forEachDevice(cluster_name, [&](const DeviceView& view) {
     std::optional<UnavailableReason> reason = view.poolReason;
     if (!reason && !view.nodeName.empty()) reason = nodeReason(state, view.nodeName);
     if (!reason && view.tainted) reason = UnavailableReason::Tainted;
-    const auto device_class = classifyDevice(view.driver, *view.device);
-    if (!reason) {
-      usable_devices.emplace(std::array<std::string, 3>{std::string(view.driver),
-                                                        std::string(view.pool), view.device->name},
-                             device_class);
-    }
+    auto device_class = classifyDevice(view.driver, *view.device);
     if (!device_class) {
       UnclassifiedFigures& u = unclassified[std::string(view.driver)];
       u.cluster = std::string(cluster_name);
       u.driver = std::string(view.driver);
       ++u.published;
       if (!reason) ++u.usable;
-      return;
-    }
-    ClassFigures& f = figure(*device_class, ClassKind::Dra);
-    ++f.published;
-    if (view.device->consumesCounters) ++f.partitionDevices;
-    if (reason) {
-      ++f.unavailable;
-      ++f.unavailableByReason[static_cast<size_t>(*reason)];
     } else {
-      ++f.usable;
-      ++f.free;
-    }
-  });
-
-  std::set<std::array<std::string, 3>> counted;  // a device shared by several claims counts once
-  for (const auto& [key, claim] : state.claims) {
-    if (!claim.allocated) continue;
-    for (const auto& result : claim.allocations) {
-      std::array<std::string, 3> id{result.driver, result.pool, result.device};
-      if (!counted.insert(id).second) continue;
-      const auto device_class = classOfAllocation(cluster_name, claim, result);
-      if (!device_class) {
-        UnclassifiedFigures& u = unclassified[result.driver];
-        u.cluster = std::string(cluster_name);
-        u.driver = result.driver;
-        ++u.allocated;
-        continue;
-      }
       ClassFigures& f = figure(*device_class, ClassKind::Dra);
-      ++f.allocated;
-      if (auto it = usable_devices.find(id); it != usable_devices.end() && it->second == device_class) {
-        --f.free;
+      ++f.published;
+      if (view.device->consumesCounters) ++f.partitionDevices;
+      if (reason) {
+        ++f.unavailable;
+        ++f.unavailableByReason[static_cast<size_t>(*reason)];
+      } else {
+        ++f.usable;
       }
     }
-  }
+    // First copy wins when a pool publishes a name twice (such a pool is unusable anyway).
+    state.devices.emplace(deviceKey(view.driver, view.pool, view.device->name),
+                          DeviceInfo{std::move(device_class), !reason});
+  });
+  state.baseDirty = false;
+  state.extendedDirty = true;
+  state.draDirty = true;
+}
 
-  // A class that neither publishes nor holds anything has no series.
-  for (auto it = figures.begin(); it != figures.end();) {
-    it = (it->second.published == 0 && it->second.allocated == 0) ? figures.erase(it)
-                                                                    : std::next(it);
+void Inventory::recomputeExtended(const ClusterState& state) const {
+  AllocationFigures& out = state.extended;
+  out = AllocationFigures{};
+  for (const auto& [node_name, by_resource] : state.held) {
+    const bool usable = state.usableByNode.count(node_name) > 0;
+    for (const auto& [resource, units] : by_resource) {
+      const auto device_class = heldClass(state, node_name, resource);
+      if (!device_class) continue;
+      out.allocated[*device_class] += units;
+      if (usable) out.heldByNode[node_name][*device_class] += units;
+    }
   }
-  state.dirty = false;
+  // Free is per node: devices held on one node do not free devices on another.
+  for (const auto& [node_name, by_class] : state.usableByNode) {
+    const auto held_it = out.heldByNode.find(node_name);
+    for (const auto& [device_class, units] : by_class) {
+      int64_t used = 0;
+      if (held_it != out.heldByNode.end()) {
+        auto c = held_it->second.find(device_class);
+        if (c != held_it->second.end()) used = c->second;
+      }
+      out.free[device_class] += std::max<int64_t>(0, units - used);
+    }
+  }
+  state.extendedDirty = false;
+}
+
+void Inventory::recomputeDra(const ClusterState& state) const {
+  AllocationFigures& out = state.dra;
+  out = AllocationFigures{};
+  for (const auto& [key, allocated] : state.allocatedDevices) {
+    auto it = state.devices.find(key);
+    const std::optional<std::string>& device_class =
+        it != state.devices.end() ? it->second.deviceClass : allocated.requestedClass;
+    if (!device_class) {
+      ++out.unclassifiedAllocated[allocated.driver];
+      continue;
+    }
+    ++out.allocated[*device_class];
+    if (it != state.devices.end() && it->second.usable) ++out.allocatedUsable[*device_class];
+  }
+  state.draDirty = false;
+}
+
+void Inventory::mergeFigures(std::string_view cluster_name, const ClusterState& state) const {
+  state.figures = state.baseFigures;
+  state.unclassified = state.baseUnclassified;
+  auto figure = [&](const std::string& device_class, ClassKind kind) -> ClassFigures& {
+    auto it = state.figures.find(device_class);
+    if (it == state.figures.end()) {
+      ClassFigures f;
+      f.cluster = std::string(cluster_name);
+      f.deviceClass = device_class;
+      f.kind = kind;
+      it = state.figures.emplace(device_class, std::move(f)).first;
+    }
+    return it->second;
+  };
+  for (const auto& [device_class, n] : state.extended.allocated) {
+    figure(device_class, ClassKind::ExtendedResource).allocated += n;
+  }
+  for (const auto& [device_class, n] : state.dra.allocated) {
+    figure(device_class, ClassKind::Dra).allocated += n;
+  }
+  for (auto& [device_class, f] : state.figures) {
+    if (f.kind == ClassKind::ExtendedResource) {
+      auto it = state.extended.free.find(device_class);
+      f.free = it == state.extended.free.end() ? 0 : it->second;
+    } else {
+      auto it = state.dra.allocatedUsable.find(device_class);
+      f.free = f.usable - (it == state.dra.allocatedUsable.end() ? 0 : it->second);
+    }
+  }
+  for (const auto& [driver, n] : state.dra.unclassifiedAllocated) {
+    UnclassifiedFigures& u = state.unclassified[driver];
+    u.cluster = std::string(cluster_name);
+    u.driver = driver;
+    u.allocated += n;
+  }
+  // A class that neither publishes nor holds anything has no series.
+  for (auto it = state.figures.begin(); it != state.figures.end();) {
+    it = (it->second.published == 0 && it->second.allocated == 0) ? state.figures.erase(it)
+                                                                  : std::next(it);
+  }
+  state.figuresDirty = false;
+}
+
+const Inventory::ClusterState* Inventory::fresh(std::string_view cluster_name) const {
+  const ClusterState* state = findCluster(cluster_name);
+  if (state == nullptr || !state->figuresDirty) return state;
+  if (state->baseDirty) recomputeBase(cluster_name, *state);
+  if (state->extendedDirty) recomputeExtended(*state);
+  if (state->draDirty) recomputeDra(*state);
+  mergeFigures(cluster_name, *state);
+  return state;
 }
 
 std::vector<ClassFigures> Inventory::classes(std::string_view cluster_name) const {
   std::vector<ClassFigures> out;
   for (const auto& [name, state] : clusters_) {
     if (!cluster_name.empty() && name != cluster_name) continue;
-    if (state.dirty) recompute(name, state);
+    fresh(name);
     for (const auto& [device_class, f] : state.figures) out.push_back(f);
   }
   return out;
@@ -405,9 +611,8 @@ std::vector<ClassFigures> Inventory::classes(std::string_view cluster_name) cons
 
 std::optional<ClassFigures> Inventory::figures(std::string_view cluster_name,
                                                std::string_view deviceClass) const {
-  const ClusterState* state = findCluster(cluster_name);
+  const ClusterState* state = fresh(cluster_name);
   if (state == nullptr) return std::nullopt;
-  if (state->dirty) recompute(cluster_name, *state);
   auto it = state->figures.find(deviceClass);
   if (it == state->figures.end()) return std::nullopt;
   return it->second;
@@ -427,7 +632,7 @@ int64_t Inventory::freeDevices(std::string_view cluster_name, std::string_view d
 std::vector<UnclassifiedFigures> Inventory::unclassified() const {
   std::vector<UnclassifiedFigures> out;
   for (const auto& [name, state] : clusters_) {
-    if (state.dirty) recompute(name, state);
+    fresh(name);
     for (const auto& [driver, u] : state.unclassified) out.push_back(u);
   }
   return out;

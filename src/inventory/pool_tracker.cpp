@@ -190,11 +190,9 @@ void PoolTracker::visitDevices(const Pool& pool, Fn&& fn) const {
                          ? UnavailableReason::Duplicate
                          : UnavailableReason::PoolIncomplete;
   }
-  std::set<std::string_view> current_names;
   for (const auto& [name, slice] : pool.slices) {
     if (slice.poolGeneration != pool.generation) continue;
     for (const auto& device : slice.devices) {
-      current_names.insert(device.name);
       DeviceView view;
       view.cluster = pool.cluster;
       view.driver = pool.driver;
@@ -206,7 +204,13 @@ void PoolTracker::visitDevices(const Pool& pool, Fn&& fn) const {
       if (!fn(view)) return;
     }
   }
+  if (pool.staleSlices == 0) return;
   // Devices only older generations still publish: counted once each, as stale leftovers.
+  std::set<std::string_view> current_names;
+  for (const auto& [name, slice] : pool.slices) {
+    if (slice.poolGeneration != pool.generation) continue;
+    for (const auto& device : slice.devices) current_names.insert(device.name);
+  }
   std::set<std::string_view> stale_names;
   for (const auto& [name, slice] : pool.slices) {
     if (slice.poolGeneration == pool.generation) continue;

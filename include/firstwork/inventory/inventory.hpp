@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
@@ -173,8 +174,11 @@ struct InventorySnapshot {
 /// (DRA, through a PoolTracker), Pods and ResourceClaims; plus the lookups the milestone engine
 /// needs to turn pods and podsets into devices of a class. Pure (no I/O, no clock reads: event
 /// times are passed in) and single-threaded — owned and called by the daemon's event-loop thread
-/// only. Query results are returned by value; figures are recomputed lazily per cluster after a
-/// change.
+/// only. Query results are returned by value. Figures are cached per cluster: a Node or
+/// ResourceSlice change triggers a recount of that cluster's capacity at the next query (O(devices);
+/// ~25 ms for 16,000 DRA devices on 2,000 nodes), while Pod and ResourceClaim changes are applied
+/// in place in O(their requests) when the caches are current; updates that change nothing the
+/// inventory reads (status churn, heartbeats) cost nothing.
 class Inventory {
  public:
   explicit Inventory(InventoryConfig config = {});
@@ -254,35 +258,96 @@ class Inventory {
     bool tainted = false;  // a non-tolerated NoSchedule/NoExecute taint
     model::ResourceList allocatable;  // tracked extended resources only
     model::KeyValues nvidiaLabels;    // "nvidia.com/" labels (sharing)
+    bool operator==(const NodeRecord&) const = default;
   };
   struct PodRecord {
     std::string nodeName;
     bool terminated = false;
     model::ResourceList requests;  // tracked extended resources only
+    bool operator==(const PodRecord&) const = default;
   };
   struct ClaimRecord {
     std::vector<model::DeviceRequest> requests;
     bool allocated = false;
     std::vector<model::DeviceAllocation> allocations;
   };
+  /// One allocated DRA device (key "driver\x1fpool\x1fdevice"), counted once however many claims
+  /// hold it.
+  struct AllocatedDevice {
+    int64_t claims = 0;
+    std::string driver;
+    std::optional<std::string> requestedClass;  // from the request's DeviceClass (fallback)
+  };
+  /// A DRA device as the last base pass saw it.
+  struct DeviceInfo {
+    std::optional<std::string> deviceClass;
+    bool usable = false;
+  };
+  /// Per-class allocation results of one allocation pass.
+  struct AllocationFigures {
+    std::map<std::string, int64_t, std::less<>> allocated;
+    std::map<std::string, int64_t, std::less<>> free;  // extended: per-node free summed
+    std::map<std::string, int64_t, std::less<>> allocatedUsable;  // DRA
+    std::map<std::string, int64_t, std::less<>> unclassifiedAllocated;  // by driver (DRA)
+    // Extended: node -> class -> units held on usable nodes (for incremental free updates).
+    std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> heldByNode;
+  };
   struct ClusterState {
     std::map<std::string, NodeRecord, std::less<>> nodes;
     std::map<std::string, PodRecord, std::less<>> pods;      // "namespace/name"
     std::map<std::string, ClaimRecord, std::less<>> claims;  // "namespace/name"
-    // Lazily recomputed figures (dirty after any change of this cluster).
-    mutable bool dirty = true;
+    // Maintained on every pod / claim event, so that a pod or claim change does not rescan every
+    // pod and claim: node -> resource -> units held; allocated DRA devices.
+    std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> held;
+    std::unordered_map<std::string, AllocatedDevice> allocatedDevices;
+
+    // Lazily recomputed caches. base: capacity from nodes and slices (dirty on node/slice
+    // events); extended / dra: allocations (dirty on pod / claim events and when base changes);
+    // figures: the merge.
+    mutable bool baseDirty = true;
+    mutable bool extendedDirty = true;
+    mutable bool draDirty = true;
+    mutable bool figuresDirty = true;
+    mutable std::map<std::string, ClassFigures, std::less<>> baseFigures;
+    mutable std::map<std::string, UnclassifiedFigures, std::less<>> baseUnclassified;
+    mutable std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>>
+        usableByNode;  // node -> extended class -> usable units
+    mutable std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
+        extendedClasses;  // node -> published resource -> its class there
+    mutable std::unordered_map<std::string, DeviceInfo> devices;
+    mutable AllocationFigures extended;
+    mutable AllocationFigures dra;
     mutable std::map<std::string, ClassFigures, std::less<>> figures;
     mutable std::map<std::string, UnclassifiedFigures, std::less<>> unclassified;
   };
+  enum class Change : uint8_t { Base, Pods, Claims, Figures };
 
   ClusterState& cluster(std::string_view name);
+  static void markChanged(ClusterState& state, Change change);
+  static bool sameClaim(const ClaimRecord& a, const ClaimRecord& b);
   const ClusterState* findCluster(std::string_view name) const;
-  void recompute(std::string_view name, const ClusterState& state) const;
+  const ClusterState* fresh(std::string_view name) const;  // caches recomputed as needed
+  void recomputeBase(std::string_view name, const ClusterState& state) const;
+  void recomputeExtended(const ClusterState& state) const;
+  void recomputeDra(const ClusterState& state) const;
+  void mergeFigures(std::string_view name, const ClusterState& state) const;
+  // Record a pod's / claim's holdings (+1) or release them (−1); true when the allocation cache
+  // was updated in place (only the merge is then dirty).
+  bool holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const;
+  bool holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const;
+  std::optional<std::string> heldClass(const ClusterState& state, std::string_view node,
+                                       std::string_view resource) const;
+  void applyExtendedDelta(const ClusterState& state, std::string_view node,
+                          std::string_view resource, int64_t units) const;
+  void applyDraDelta(const ClusterState& state, const std::string& key,
+                     const AllocatedDevice& device, int64_t sign) const;
   std::optional<UnavailableReason> nodeReason(const ClusterState& state,
                                               std::string_view node) const;
   bool tracked(std::string_view resource) const;
   static NodeSharing sharingOf(const NodeRecord& node, std::string_view resource);
   std::string extendedClass(std::string_view resource, const NodeRecord* node) const;
+  std::optional<std::string> requestedClass(const ClaimRecord& claim,
+                                            const model::DeviceAllocation& result) const;
   std::optional<std::string> classOfAllocation(std::string_view cluster, const ClaimRecord& claim,
                                                const model::DeviceAllocation& result) const;
 

@@ -149,8 +149,9 @@ class PoolTracker {
   /// to `at` with the old state. Times earlier than the last advance are clamped to it (time never
   /// runs backwards in the integral). Returns false, and counts the slice in `rejectedSlices()`,
   /// when an Added/Modified slice is malformed (no name, empty driver or pool name,
-  /// resourceSliceCount < 1, negative generation); the previous version of that slice, if any, is
-  /// kept unchanged. A Deleted event for an unknown slice is a no-op.
+  /// resourceSliceCount < 1, negative generation) or a Deleted slice has no name; the previous
+  /// version of that slice, if any, is kept unchanged. A Deleted event for an unknown slice is a
+  /// no-op.
   bool onSlice(std::string_view cluster, model::EventType type, const model::ResourceSlice& slice,
                SystemTime at);
 

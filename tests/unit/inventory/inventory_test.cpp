@@ -515,3 +515,95 @@ TEST_CASE("malformed Nodes, Pods and ResourceClaims are skipped and counted", "[
   CHECK(inventory.rejectedObjects() == 3);
   CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").usable == 1);
 }
+
+TEST_CASE("figures kept up to date event by event equal a recount from scratch",
+          "[inventory][allocation]") {
+  // Pods and claims change incrementally while figures are being read; an inventory fed only the
+  // final objects must report exactly the same figures. (Deterministic pseudo-random sequence.)
+  std::vector<firstwork::model::Node> nodes;
+  for (int i = 0; i < 4; ++i) {
+    nodes.push_back(node("n" + std::to_string(i), i != 3, {{"nvidia.com/gpu", 4000}}));
+  }
+  auto sliced = node("n4", true, {{"nvidia.com/gpu", 8000}});
+  sliced.meta.labels = {{"nvidia.com/gpu.replicas", "4"}};
+  nodes.push_back(sliced);
+  nodes.push_back(node("n5"));  // no extended GPUs: DRA-backed requests
+  std::vector<firstwork::model::ResourceSlice> slices;
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = "n" + std::to_string(i);
+    slices.push_back(slice(n, "gpu.nvidia.com", n, 1, i == 2 ? 2 : 1, gpus(4), n));
+  }
+  auto feedBase = [&](Inventory& inventory) {
+    for (const auto& n : nodes) REQUIRE(inventory.onNode("w1", kAdd, n));
+    for (const auto& s : slices) REQUIRE(inventory.onSlice("w1", kAdd, s, at(0)));
+  };
+
+  Inventory live;
+  feedBase(live);
+  std::map<std::string, firstwork::model::Pod> pods;
+  std::map<std::string, firstwork::model::ResourceClaim> claims;
+  uint64_t seed = 12345;
+  auto next = [&seed](uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  const std::vector<std::string> node_names = {"n0", "n1", "n2", "n3", "n4", "n5", "", "gone"};
+  const std::vector<PodPhase> phases = {PodPhase::Pending, PodPhase::Running, PodPhase::Running,
+                                        PodPhase::Succeeded, PodPhase::Failed};
+  for (int step = 0; step < 600; ++step) {
+    const auto op = next(10);
+    if (op < 4) {
+      const std::string name = "p" + std::to_string(next(12));
+      auto p = pod("ns", name, node_names[next(node_names.size())],
+                   {{"nvidia.com/gpu", static_cast<int64_t>(next(4)) * 1000}},
+                   phases[next(phases.size())]);
+      REQUIRE(live.onPod("w1", pods.count(name) ? kMod : kAdd, p));
+      pods[name] = p;
+    } else if (op == 4 && !pods.empty()) {
+      auto it = std::next(pods.begin(), static_cast<long>(next(pods.size())));
+      REQUIRE(live.onPod("w1", kDel, it->second));
+      pods.erase(it);
+    } else if (op < 8) {
+      const std::string name = "c" + std::to_string(next(10));
+      std::vector<firstwork::model::DeviceAllocation> results;
+      const auto devices = next(3);
+      for (uint64_t d = 0; d < devices; ++d) {
+        const std::string pool = next(5) == 0 ? "ghost" : "n" + std::to_string(next(3));
+        results.push_back({"gpu", "gpu.nvidia.com", pool, "gpu-" + std::to_string(next(4))});
+      }
+      auto c = claim("ns", name, {request("gpu", next(2) ? "gpu.nvidia.com" : "other")}, results);
+      REQUIRE(live.onClaim("w1", claims.count(name) ? kMod : kAdd, c));
+      claims[name] = c;
+    } else if (op == 8 && !claims.empty()) {
+      auto it = std::next(claims.begin(), static_cast<long>(next(claims.size())));
+      REQUIRE(live.onClaim("w1", kDel, it->second));
+      claims.erase(it);
+    } else {
+      (void)live.classes();  // caches current: later events take the incremental path
+    }
+  }
+
+  Inventory recount;
+  feedBase(recount);
+  for (const auto& [name, p] : pods) REQUIRE(recount.onPod("w1", kAdd, p));
+  for (const auto& [name, c] : claims) REQUIRE(recount.onClaim("w1", kAdd, c));
+
+  const auto a = live.classes();
+  const auto b = recount.classes();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO(a[i].deviceClass);
+    CHECK(a[i].deviceClass == b[i].deviceClass);
+    CHECK(a[i].published == b[i].published);
+    CHECK(a[i].usable == b[i].usable);
+    CHECK(a[i].allocated == b[i].allocated);
+    CHECK(a[i].free == b[i].free);
+  }
+  const auto ua = live.unclassified();
+  const auto ub = recount.unclassified();
+  REQUIRE(ua.size() == ub.size());
+  for (size_t i = 0; i < ua.size(); ++i) CHECK(ua[i].allocated == ub[i].allocated);
+  // The sequence did exercise allocations.
+  CHECK(requireFigures(recount, "w1", "gpu.nvidia.com").allocated > 0);
+  CHECK(requireFigures(recount, "w1", "nvidia.com/gpu").allocated > 0);
+}
