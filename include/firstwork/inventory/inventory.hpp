@@ -94,7 +94,8 @@ enum class ClassKind : uint8_t { ExtendedResource, Dra };
 
 /// Figures of one (cluster, device class): the `firstwork_gpus` gauge and what the engine needs.
 /// Invariants: published = usable + unavailable; unavailable = sum(unavailableByReason);
-/// free = usable devices not allocated (≤ usable).
+/// free = usable devices not allocated (≤ usable; for extended resources per node,
+/// max(0, usable − held) summed, so devices held on one node never free another's).
 struct ClassFigures {
   std::string cluster;
   std::string deviceClass;
@@ -113,7 +114,8 @@ struct ClassFigures {
   bool shared = false;
   int64_t physicalDevices = 0;
   /// DRA devices that consume shared counters (overlapping partitions of the same hardware, not
-  /// all allocatable at once); included in `published`.
+  /// all allocatable at once); included in `published` and, when nothing else applies, `usable`
+  /// — so for such classes usable is an upper bound (counter sets are not modelled).
   int64_t partitionDevices = 0;
 };
 
