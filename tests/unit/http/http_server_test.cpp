@@ -175,7 +175,7 @@ TEST_CASE("readyz lists what is not ready", "[http][server]") {
   CHECK(c.Get("/readyz")->status == 200);
 }
 
-TEST_CASE("API routes get query parameters and return JSON; failures stay inside",
+TEST_CASE("API routes get query parameters and return JSON and failures stay inside",
           "[http][server][api]") {
   Fixture f;
   HttpServer server(opts("127.0.0.1:0"), f.snapshot, f.clock);
