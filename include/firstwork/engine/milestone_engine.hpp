@@ -1,0 +1,72 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "firstwork/core/clock.hpp"
+#include "firstwork/engine/engine_config.hpp"
+#include "firstwork/engine/outputs.hpp"
+#include "firstwork/inventory/inventory.hpp"
+#include "firstwork/model/decode.hpp"
+#include "firstwork/model/object.hpp"
+
+namespace firstwork::engine {
+
+/// The milestone engine (design §3–§5): joins Pods, Workload copies and claims to logical
+/// workloads, derives per-cycle milestones from the objects' own timestamps, keeps the capacity
+/// ledger and stranded(t) as an event-time timeline, and tracks reconnection incidents, reclaims,
+/// stuck workloads and duplicate executions. Pure — no clock reads, no I/O: every input carries
+/// its times. Single-threaded: owned and called by the daemon's event-loop thread only.
+///
+/// Calling protocol:
+///  * feed watch events with onObject() (Bookmark/Error events are ignored), the daemon's own
+///    connection state with onConnection(), external useful-work signals with
+///    onUsefulWorkSignal();
+///  * call advance(now) after each batch of events (e.g. each LIST page or watch read) and on a
+///    timer (1 s): inputs are only recorded until then, so a batch is judged as a whole (the
+///    earliest signal among pods listed together wins), and time-driven decisions (stuck, budgets,
+///    incident close) are made there. advance() returns everything produced since the last call;
+///  * report onConnection(cluster, false, ...) before a cluster's first LIST and
+///    onConnection(cluster, true, ...) once all of its watches have (re)listed: incident closes,
+///    failures and reclaim failures are not decided while a cluster involved is disconnected,
+///    because its objects may still arrive late with past timestamps. A first `false` without an
+///    earlier `true` is not an outage.
+class MilestoneEngine {
+ public:
+  explicit MilestoneEngine(EngineConfig config);
+  ~MilestoneEngine();
+  MilestoneEngine(const MilestoneEngine&) = delete;
+  MilestoneEngine& operator=(const MilestoneEngine&) = delete;
+
+  /// One watch event of any watched kind on `cluster` (a configured cluster name). Slices, Nodes,
+  /// Pods and ResourceClaims are also forwarded to the capacity inventory.
+  void onObject(std::string_view cluster, model::EventType type, const model::Object& object,
+                SystemTime observedAt);
+  /// The daemon's own connection to `cluster` (source `probe`): `eventTime` is when it was lost or
+  /// regained as far as the daemon can tell.
+  void onConnection(std::string_view cluster, bool connected, SystemTime eventTime,
+                    SystemTime observedAt);
+  /// An external useful-work signal (e.g. the PromQL probe) for a pod of `cluster`, named by uid
+  /// or by "namespace/name"; `signal` names the source ("promql"). The earliest time per pod is
+  /// kept; a signal for a pod not seen yet waits for it.
+  void onUsefulWorkSignal(std::string_view cluster, std::string_view pod, SystemTime at,
+                          std::string signal, SystemTime observedAt);
+  /// Re-opens an incident that was open or recovering when the daemon stopped (from the store),
+  /// so that its recovery is still measured after a restart. Call before the first advance.
+  void restoreIncident(const IncidentRecord& incident);
+  /// Processes what was fed since the last call, runs time-driven logic up to `now` (stuck,
+  /// budgets, incident closes, live integrals) and returns everything produced since the last call.
+  Outputs advance(SystemTime now);
+  /// Gauges and cumulative counters as of the last advance().
+  Snapshot snapshot() const;
+  /// The capacity inventory fed by this engine (read-only: pools, classes, unclassified devices).
+  const inventory::Inventory& inventory() const;
+  const EngineConfig& config() const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace firstwork::engine

@@ -1,0 +1,514 @@
+// Admission cycles and their milestones (design §3), derived from the Workload's conditions and
+// its pods. Derivation is state-based: every call looks at the current objects and sets what they
+// prove, never un-sets anything, so a re-delivered object (relist, restart) changes nothing and
+// the same object seen late gives the same event times.
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "detail/state.hpp"
+#include "firstwork/engine/preemption.hpp"
+#include "firstwork/model/meta.hpp"
+
+namespace firstwork::engine {
+
+namespace {
+
+using model::ConditionStatus;
+
+// QuotaReserved=False reasons that mean "this workload will not be admitted as it is": it is not
+// demand for any devices (Kueue reference §1.4, §1.9).
+bool neverAdmits(std::string_view reason) {
+  return reason == "Misconfigured" || reason == "Inadmissible" || reason == "ExceedsMaxQuota" ||
+         reason == "NoMatchingFlavor";
+}
+
+double seconds(SystemTime from, SystemTime to) {
+  return to > from ? toSeconds(to - from) : 0.0;
+}
+
+// The worker named in a MultiKueue admission check message (v0.19+ "The workload was admitted on
+// \"<c>\"", ≤ v0.18 "The workload got reservation on \"<c>\"").
+std::string clusterFromCheckMessage(std::string_view message) {
+  for (std::string_view marker : {std::string_view("admitted on \""),
+                                  std::string_view("got reservation on \"")}) {
+    auto p = message.find(marker);
+    if (p == std::string_view::npos) continue;
+    auto rest = message.substr(p + marker.size());
+    auto q = rest.find('"');
+    if (q != std::string_view::npos) return std::string(rest.substr(0, q));
+  }
+  return {};
+}
+
+struct StageDef {
+  Stage stage;
+  Milestone from;
+  Milestone to;
+  bool homeCluster;  // labelled with the home cluster (the stage ends on the manager)
+};
+
+constexpr std::array<StageDef, 7> kStages{{
+    {Stage::QueuedToReserved, Milestone::Queued, Milestone::Reserved, true},
+    {Stage::ReservedToDispatched, Milestone::Reserved, Milestone::Dispatched, false},
+    {Stage::DispatchedToScheduled, Milestone::Dispatched, Milestone::Scheduled, false},
+    {Stage::ReservedToScheduled, Milestone::Reserved, Milestone::Scheduled, false},
+    {Stage::ScheduledToRunning, Milestone::Scheduled, Milestone::Running, false},
+    {Stage::RunningToFirstWork, Milestone::Running, Milestone::FirstWork, false},
+    {Stage::EvictedToReleased, Milestone::Evicted, Milestone::Released, true},
+}};
+
+// When all containers of a pod have started: the latest start (design §3 `running`).
+std::optional<SystemTime> podRunningAt(const model::Pod& p) {
+  if (p.phase != model::PodPhase::Running && p.phase != model::PodPhase::Succeeded) {
+    return std::nullopt;
+  }
+  std::optional<SystemTime> latest;
+  for (const auto& c : p.containers) {
+    if (c.init) continue;
+    if (!c.startedAt) return std::nullopt;
+    if (!latest || *c.startedAt > *latest) latest = c.startedAt;
+  }
+  return latest;
+}
+
+const model::AdmissionCheckStatus* multiKueueCheck(const ClusterData& c, const model::Workload& w) {
+  for (const auto& acs : w.admissionChecks) {
+    auto it = c.admissionChecks.find(acs.name);
+    if (it != c.admissionChecks.end() && it->second.controllerName == kMultiKueueController) return &acs;
+  }
+  // AdmissionCheck objects not listed (yet): recognise MultiKueue's check by its messages.
+  for (const auto& acs : w.admissionChecks) {
+    if (!clusterFromCheckMessage(acs.message).empty()) return &acs;
+  }
+  if (w.admissionChecks.size() == 1 && !w.clusterName.empty()) return &w.admissionChecks.front();
+  return nullptr;
+}
+
+}  // namespace
+
+WorkloadRef MilestoneEngine::State::ref(const LogicalWorkload& lw, const Cycle* cy) const {
+  WorkloadRef r;
+  r.cluster = lw.cluster;
+  r.uid = lw.uid;
+  if (const LocalWorkload* h = home(lw)) {
+    r.namespace_ = h->obj.meta.namespace_;
+    r.name = h->obj.meta.name;
+    r.localQueue = h->obj.queueName;
+    r.clusterQueue = cy != nullptr && !cy->clusterQueue.empty() ? cy->clusterQueue
+                                                                 : clusterQueueOf(lw, *h);
+  } else if (cy != nullptr) {
+    r.clusterQueue = cy->clusterQueue;
+  }
+  return r;
+}
+
+int64_t MilestoneEngine::State::expectedPods(const model::Workload& w) const {
+  int64_t assigned = 0;
+  for (const auto& a : w.podSetAssignments) assigned += a.count;
+  if (assigned > 0) return assigned;
+  int64_t total = 0;
+  for (const auto& ps : w.podSets) total += ps.count;
+  return total;
+}
+
+std::string MilestoneEngine::State::executionCluster(const LogicalWorkload& lw,
+                                                     const Cycle& cy) const {
+  if (!lw.multikueue) return lw.cluster;
+  if (!cy.dispatchedCluster.empty()) return cy.dispatchedCluster;
+  return {};
+}
+
+std::optional<SystemTime> MilestoneEngine::State::cycleEnd(const LogicalWorkload& lw,
+                                                           const Cycle& cy, bool last) const {
+  std::optional<SystemTime> end;
+  for (Milestone k : {Milestone::Evicted, Milestone::Released, Milestone::Finished}) {
+    if (auto t = cy.time(k); t && (!end || *t < *end)) end = t;
+  }
+  if (last && lw.deleted && (!end || lw.deletedAt < *end)) end = lw.deletedAt;
+  return end;
+}
+
+std::vector<const PodRecord*> MilestoneEngine::State::cyclePods(const LogicalWorkload& lw,
+                                                                const Cycle& cy,
+                                                                bool includeDeleted) const {
+  std::vector<const PodRecord*> out;
+  const std::string exec = executionCluster(lw, cy);
+  if (exec.empty()) return out;
+  auto c = clusters.find(exec);
+  if (c == clusters.end()) return out;
+  // Pods after the cycle's start belong to it; pods created after the next cycle started belong
+  // to that one.
+  const auto idx = static_cast<size_t>(&cy - lw.cycles.data());
+  std::optional<SystemTime> until;
+  if (idx + 1 < lw.cycles.size()) until = lw.cycles[idx + 1].podsSince;
+  for (const auto& [cl, uid] : lw.locals) {
+    if (cl != exec) continue;
+    auto l = c->second.workloads.find(uid);
+    if (l == c->second.workloads.end()) continue;
+    for (const auto& podUid : l->second.pods) {
+      auto p = c->second.pods.find(podUid);
+      if (p == c->second.pods.end()) continue;
+      const PodRecord& rec = p->second;
+      if (rec.deleted && !includeDeleted) continue;
+      SystemTime created = rec.obj.meta.creationTimestamp;
+      if (cy.podsSince && created < *cy.podsSince) continue;
+      if (until && created >= *until) continue;
+      out.push_back(&rec);
+    }
+  }
+  return out;
+}
+
+void MilestoneEngine::State::observe(HistogramKind kind, std::string key, double secs,
+                                     SystemTime eventTime, SystemTime observedAt,
+                                     std::string cluster, std::string clusterQueue,
+                                     std::string stage, std::string reason, std::string outcome,
+                                     std::string source, std::string resource) {
+  Observation o;
+  o.key = std::move(key);
+  o.histogram = kind;
+  o.cluster = std::move(cluster);
+  o.clusterQueue = std::move(clusterQueue);
+  o.stage = std::move(stage);
+  o.reason = std::move(reason);
+  o.outcome = std::move(outcome);
+  o.source = std::move(source);
+  o.resource = std::move(resource);
+  o.seconds = secs < 0 ? 0 : secs;
+  o.eventTime = eventTime;
+  o.observedAt = observedAt;
+  produced.observations.push_back(std::move(o));
+}
+
+// --- cycles -----------------------------------------------------------------------------------
+
+void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const LocalWorkload& h,
+                                       std::optional<SystemTime> upper) {
+  const model::Workload& w = h.obj;
+  const SystemTime seen = h.lastObservedAt;
+  auto ct = [&](const model::Condition* c) { return c->lastTransitionTime.value_or(seen); };
+  auto value = [&](SystemTime t, std::string reason = {}) {
+    MilestoneValue v;
+    v.eventTime = t;
+    v.observedAt = seen;
+    v.cluster = lw.cluster;
+    v.resource = "workloads";
+    v.reason = std::move(reason);
+    return v;
+  };
+  const SystemTime lower = *cy.time(Milestone::Queued);
+  auto within = [&](SystemTime t) { return t >= lower && (!upper || t < *upper); };
+
+  const auto* qr = condition(w.conditions, "QuotaReserved");
+  const auto* ad = condition(w.conditions, "Admitted");
+  const auto* ev = condition(w.conditions, "Evicted");
+  const auto* pr = condition(w.conditions, "Preempted");
+  const auto* fi = condition(w.conditions, "Finished");
+
+  // Finished is terminal and overrides everything: nothing after it is recorded.
+  if (!upper && conditionTrue(fi)) cy.set(Milestone::Finished, value(ct(fi), fi->reason));
+  const std::optional<SystemTime> fin = cy.time(Milestone::Finished);
+  auto beforeEnd = [&](SystemTime t) { return !fin || t <= *fin; };
+
+  if (conditionTrue(qr) && within(ct(qr)) && beforeEnd(ct(qr))) {
+    if (cy.set(Milestone::Reserved, value(ct(qr)))) cy.clusterQueue = w.admissionClusterQueue;
+  }
+  if (cy.clusterQueue.empty() && cy.has(Milestone::Reserved)) cy.clusterQueue = w.admissionClusterQueue;
+  if (!cy.has(Milestone::Reserved)) {
+    cy.ineligibleSince.reset();
+    if (!upper && conditionFalse(qr) && neverAdmits(qr->reason)) {
+      cy.ineligibleSince = std::max(ct(qr), lower);
+    }
+    return;
+  }
+  const SystemTime reserved = *cy.time(Milestone::Reserved);
+  auto inCycle = [&](SystemTime t) { return t >= reserved && within(t) && beforeEnd(t); };
+
+  if (lw.multikueue) {
+    const ClusterData* mc = nullptr;
+    if (auto it = clusters.find(lw.cluster); it != clusters.end()) mc = &it->second;
+    const model::AdmissionCheckStatus* check = mc != nullptr ? multiKueueCheck(*mc, w) : nullptr;
+    if (check != nullptr && check->state == model::CheckState::Ready) {
+      std::string mkcName = !w.clusterName.empty() ? w.clusterName : clusterFromCheckMessage(check->message);
+      SystemTime t = check->lastTransitionTime.value_or(conditionTrue(ad) ? ct(ad) : seen);
+      if (!mkcName.empty() && inCycle(t)) {
+        std::string worker = workerForMkc(mkcName);
+        if (worker.empty()) worker = mkcName;  // not a configured worker: still say where it went
+        MilestoneValue v = value(t);
+        v.cluster = worker;
+        if (cy.set(Milestone::Dispatched, std::move(v))) cy.dispatchedCluster = worker;
+      }
+    }
+  }
+  if (conditionTrue(ad) && inCycle(ct(ad))) cy.set(Milestone::Admitted, value(ct(ad)));
+  if (conditionTrue(ev) && inCycle(ct(ev))) cy.set(Milestone::Evicted, value(ct(ev), ev->reason));
+  if (conditionTrue(pr) && inCycle(ct(pr))) {
+    MilestoneValue v = value(ct(pr), pr->reason);
+    if (auto msg = parsePreemptionMessage(pr->message)) v.preemptorUid = msg->preemptorUid;
+    cy.set(Milestone::Preempted, std::move(v));
+  }
+  // Two-phase eviction: quota is released when QuotaReserved goes False (pods gone).
+  if (conditionFalse(qr) && ct(qr) >= reserved && (!upper || ct(qr) <= *upper) &&
+      beforeEnd(ct(qr))) {
+    cy.set(Milestone::Released, value(ct(qr), qr->reason));
+  }
+}
+
+void MilestoneEngine::State::deriveCycles(LogicalWorkload& lw, const LocalWorkload& h) {
+  const model::Workload& w = h.obj;
+  const SystemTime seen = h.lastObservedAt;
+  const auto* rq = condition(w.conditions, "Requeued");
+  const auto* qr = condition(w.conditions, "QuotaReserved");
+  auto ct = [&](const model::Condition* c) { return c->lastTransitionTime.value_or(seen); };
+
+  // The current cycle started at creation, or at the last Requeued=True.
+  SystemTime start = w.meta.creationTimestamp;
+  std::string startReason = "Created";
+  if (conditionTrue(rq) && ct(rq) > start) {
+    start = ct(rq);
+    startReason = rq->reason;
+  }
+  auto newCycle = [&](SystemTime queued, std::string reason, std::optional<SystemTime> podsSince) {
+    Cycle cy;
+    cy.id = cycleIdOf(queued);
+    cy.ordinal = static_cast<int32_t>(lw.cycles.size());
+    MilestoneValue v;
+    v.eventTime = queued;
+    v.observedAt = seen;
+    v.cluster = lw.cluster;
+    v.resource = "workloads";
+    v.reason = std::move(reason);
+    cy.set(Milestone::Queued, std::move(v));
+    cy.podsSince = podsSince;
+    lw.cycles.push_back(std::move(cy));
+  };
+  // Where the next cycle's pods begin: pods of the old cycle were created before its eviction.
+  auto boundary = [](const Cycle& cy, SystemTime fallback) {
+    if (auto t = cy.time(Milestone::Evicted)) return *t;
+    if (auto t = cy.time(Milestone::Released)) return *t;
+    return fallback;
+  };
+
+  if (lw.cycles.empty()) {
+    newCycle(start, startReason, std::nullopt);
+  } else {
+    Cycle& cur = lw.cycles.back();
+    const SystemTime curQueued = *cur.time(Milestone::Queued);
+    if (!cur.has(Milestone::Finished) && start > curQueued) {
+      // Requeued: finish the old cycle with what the object still shows, then start anew.
+      fillCycle(lw, cur, h, start);
+      if (cur.has(Milestone::Reserved) && !cur.has(Milestone::Released)) {
+        MilestoneValue v;
+        v.observedAt = seen;
+        v.cluster = lw.cluster;
+        v.resource = "workloads";
+        if (conditionFalse(qr) && ct(qr) >= *cur.time(Milestone::Reserved) && ct(qr) <= start) {
+          v.eventTime = ct(qr);
+          v.reason = qr->reason;
+        } else {
+          v.eventTime = start;  // the release itself was overwritten before we saw it
+          v.reason = startReason;
+        }
+        cur.set(Milestone::Released, std::move(v));
+      }
+      SystemTime since = boundary(cur, start);
+      newCycle(start, startReason, since);
+    } else if (!cur.has(Milestone::Finished) && cur.has(Milestone::Released) &&
+               conditionTrue(qr) && ct(qr) > *cur.time(Milestone::Released)) {
+      // Re-reserved after a release without a Requeued condition (older Kueue).
+      SystemTime released = *cur.time(Milestone::Released);
+      newCycle(released, "Released", boundary(cur, released));
+    }
+  }
+  fillCycle(lw, lw.cycles.back(), h, std::nullopt);
+}
+
+// --- pod-side milestones ----------------------------------------------------------------------
+
+void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
+  const std::string exec = executionCluster(lw, cy);
+  if (exec.empty()) return;
+  const LocalWorkload* h = home(lw);
+  if (h == nullptr) return;
+  const auto pods = cyclePods(lw, cy, true);
+  if (pods.empty()) return;
+  const bool last = &cy == &lw.cycles.back();
+  const std::optional<SystemTime> end = cycleEnd(lw, cy, last);
+  auto beforeEnd = [&](SystemTime t) { return !end || t <= *end; };
+  const int64_t expected = std::max<int64_t>(expectedPods(h->obj), 1);
+
+  auto value = [&](SystemTime t, SystemTime observed) {
+    MilestoneValue v;
+    v.eventTime = t;
+    v.observedAt = observed;
+    v.cluster = exec;
+    v.resource = "pods";
+    return v;
+  };
+  // "All pods" = the expected number of pods; with replacements, the time the expected-th pod
+  // got there.
+  auto allPods = [&](std::vector<std::pair<SystemTime, SystemTime>> times, Milestone k) {
+    if (static_cast<int64_t>(times.size()) < expected) return;
+    std::sort(times.begin(), times.end());
+    SystemTime t = times[static_cast<size_t>(expected - 1)].first;
+    SystemTime observed{};
+    for (int64_t i = 0; i < expected; ++i) observed = std::max(observed, times[static_cast<size_t>(i)].second);
+    if (beforeEnd(t)) cy.set(k, value(t, observed));
+  };
+
+  if (!cy.has(Milestone::Scheduled)) {
+    std::vector<std::pair<SystemTime, SystemTime>> times;
+    for (const PodRecord* p : pods) {
+      const auto* s = condition(p->obj.conditions, "PodScheduled");
+      if (!conditionTrue(s)) continue;
+      times.emplace_back(s->lastTransitionTime.value_or(p->lastObservedAt),
+                         p->scheduledObservedAt.value_or(p->lastObservedAt));
+    }
+    allPods(std::move(times), Milestone::Scheduled);
+  }
+  if (!cy.has(Milestone::Running)) {
+    std::vector<std::pair<SystemTime, SystemTime>> times;
+    for (const PodRecord* p : pods) {
+      if (auto t = podRunningAt(p->obj)) {
+        times.emplace_back(*t, p->runningObservedAt.value_or(p->lastObservedAt));
+      }
+    }
+    allPods(std::move(times), Milestone::Running);
+  }
+  if (!cy.has(Milestone::FirstWork)) {
+    // The most preferred kind of signal any pod shows (design §4 order), earliest among those.
+    std::optional<UsefulWorkSignal> best;
+    SystemTime bestObserved{};
+    auto consider = [&](const UsefulWorkSignal& s, SystemTime observed) {
+      if (!beforeEnd(s.at)) return;
+      if (!best || s.kind < best->kind || (s.kind == best->kind && s.at < best->at)) {
+        best = s;
+        bestObserved = observed;
+      }
+    };
+    for (const PodRecord* p : pods) {
+      if (p->signals.firstWork) consider(*p->signals.firstWork, p->signalObservedAt);
+      if (p->external) consider(*p->external, p->externalObservedAt);
+    }
+    if (best) {
+      MilestoneValue v = value(best->at, bestObserved);
+      v.signal = best->name;
+      v.proxy = best->kind == SignalKind::ReadyProxy;
+      if (best->kind == SignalKind::External) v.resource = "external";
+      cy.set(Milestone::FirstWork, std::move(v));
+    }
+  }
+}
+
+// --- emission ---------------------------------------------------------------------------------
+
+void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
+  for (size_t i = 0; i < kMilestoneCount; ++i) {
+    auto& slot = cy.m[i];
+    if (!slot || slot->emitted) continue;
+    const auto k = static_cast<Milestone>(i);
+    slot->emitted = true;
+    MilestoneRecord r;
+    r.workload = ref(lw, &cy);
+    r.cycleId = cy.id;
+    r.cycle = cy.ordinal;
+    r.milestone = k;
+    r.key = "ms/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k));
+    r.eventTime = slot->eventTime;
+    r.observedAt = slot->observedAt;
+    r.executionCluster = slot->cluster;
+    r.resource = slot->resource;
+    r.signal = slot->signal;
+    r.proxy = slot->proxy;
+    r.reason = slot->reason;
+    r.preemptorUid = slot->preemptorUid;
+    if ((k == Milestone::Reserved && !lw.multikueue) || k == Milestone::Dispatched) {
+      r.withoutCapacity = cy.withoutCapacity;
+    }
+    observe(HistogramKind::ObservationLag,
+            "lag/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k)),
+            seconds(slot->eventTime, slot->observedAt), slot->eventTime, slot->observedAt,
+            slot->cluster, {}, {}, {}, {}, {}, slot->resource);
+    produced.milestones.push_back(std::move(r));
+  }
+}
+
+void MilestoneEngine::State::emitStages(LogicalWorkload& lw, Cycle& cy) {
+  const std::string exec = executionCluster(lw, cy);
+  const std::string cq = ref(lw, &cy).clusterQueue;
+  for (const auto& def : kStages) {
+    auto& done = cy.stageEmitted[static_cast<size_t>(def.stage)];
+    if (done) continue;
+    const MilestoneValue* a = cy.get(def.from);
+    const MilestoneValue* b = cy.get(def.to);
+    if (a == nullptr || b == nullptr) continue;
+    done = true;
+    const std::string& cl = def.homeCluster || exec.empty() ? lw.cluster : exec;
+    observe(HistogramKind::Stage,
+            "obs/stage/" + std::string(stageName(def.stage)) + "/" + lw.cluster + "/" + lw.uid +
+                "/" + cy.id,
+            seconds(a->eventTime, b->eventTime), b->eventTime, b->observedAt, cl, cq,
+            std::string(stageName(def.stage)));
+  }
+  if (!cy.reservationToFirstWorkEmitted && cy.has(Milestone::Reserved) &&
+      cy.has(Milestone::FirstWork)) {
+    cy.reservationToFirstWorkEmitted = true;
+    const MilestoneValue* fw = cy.get(Milestone::FirstWork);
+    observe(HistogramKind::ReservationToFirstWork,
+            "obs/reservation_to_first_work/" + lw.cluster + "/" + lw.uid + "/" + cy.id,
+            seconds(*cy.time(Milestone::Reserved), fw->eventTime), fw->eventTime, fw->observedAt,
+            exec.empty() ? lw.cluster : exec, cq);
+  }
+}
+
+void MilestoneEngine::State::emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy) {
+  const MilestoneValue* fw = cy.get(Milestone::FirstWork);
+  if (fw == nullptr) return;
+  for (auto& link : cy.incidents) {
+    if (link.firstWorkEmitted || fw->cluster != link.cluster) continue;
+    link.firstWorkEmitted = true;
+    observe(HistogramKind::ReconnectToFirstWork,
+            "obs/reconnect_to_first_work/" + link.incidentId + "/" + lw.uid,
+            seconds(link.reconnectedAt, fw->eventTime), fw->eventTime, fw->observedAt, link.cluster);
+  }
+}
+
+void MilestoneEngine::State::settle(LogicalWorkload& lw) {
+  LocalWorkload* h = home(lw);
+  if (h == nullptr) return;
+  if (const ClusterData* c = cluster(lw.cluster)) {
+    lw.multikueue = c->config.role == ClusterRole::Management;
+    if (lw.multikueue) {
+      // A management cluster may also run local queues: a ClusterQueue known to have no
+      // MultiKueue admission check makes the workload local.
+      std::string cq = clusterQueueOf(lw, *h);
+      auto q = c->clusterQueues.find(cq);
+      if (q != c->clusterQueues.end()) {
+        bool mk = false;
+        bool allKnown = true;
+        for (const auto& name : q->second.admissionChecks) {
+          auto ac = c->admissionChecks.find(name);
+          if (ac == c->admissionChecks.end()) allKnown = false;
+          else mk = mk || ac->second.controllerName == kMultiKueueController;
+        }
+        if (!mk && allKnown) lw.multikueue = false;
+      }
+    }
+  }
+  deriveCycles(lw, *h);
+  resolveDevices(lw);
+  for (auto& cy : lw.cycles) podMilestones(lw, cy);
+  for (auto& cy : lw.cycles) {
+    checkCapacity(lw, cy);
+    emitMilestones(lw, cy);
+    emitStages(lw, cy);
+    emitLinkedFirstWork(lw, cy);
+    countInterrupted(lw, cy);
+  }
+  updateIntervals(lw);
+  updateRates(lw);
+  checkDuplicates(lw);
+}
+
+}  // namespace firstwork::engine

@@ -1,0 +1,389 @@
+#pragma once
+// Internal state of the MilestoneEngine, shared by the engine's .cpp files (not a public header).
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "firstwork/engine/milestone_engine.hpp"
+#include "firstwork/engine/stuck.hpp"
+#include "firstwork/engine/timeline.hpp"
+#include "firstwork/engine/useful_work.hpp"
+#include "firstwork/inventory/inventory.hpp"
+#include "firstwork/model/object.hpp"
+
+namespace firstwork::engine {
+
+inline constexpr std::string_view kWorkloadAnnotation = "kueue.x-k8s.io/workload";
+inline constexpr std::string_view kJobUidLabel = "kueue.x-k8s.io/job-uid";
+inline constexpr std::string_view kOriginLabel = "kueue.x-k8s.io/multikueue-origin";
+inline constexpr std::string_view kMultiKueueController = "kueue.x-k8s.io/multikueue";
+inline constexpr std::string_view kPodClaimNameAnnotation = "resource.kubernetes.io/pod-claim-name";
+
+/// Device counts of one (cluster, device class) at one event time: the capacity ledger's levels.
+/// usable from the inventory; the others are devices (summed over workloads) in that state.
+struct Levels {
+  int64_t usable = 0;
+  int64_t queued = 0;      // demand of workloads waiting for this cluster (not reserved/dispatched here)
+  int64_t pending = 0;     // reserved/dispatched here, pods not all running
+  int64_t starting = 0;    // pods running, no useful work yet
+  int64_t productive = 0;  // past first_work, not ended
+  int64_t excluded = 0;    // not productive and stuck on the workload's own fault (subset of pending+starting)
+  Levels& operator+=(const Levels& o);
+  Levels& operator-=(const Levels& o);
+  bool operator==(const Levels& o) const = default;
+  int64_t demand() const { return queued + pending + starting; }
+  /// stranded = min(usable − productive, demand), never negative.
+  int64_t stranded() const;
+  /// The same without devices of workloads stuck on their own fault (incident figures).
+  int64_t strandedExcludingOwnFault() const;
+};
+
+/// stranded split by phase; `disconnected`: the cluster's MultiKueue connection is down, so the
+/// idle remainder is attributed to the outage.
+std::array<int64_t, kStrandedPhaseCount> splitStranded(const Levels& l, bool disconnected);
+
+/// One contribution of a workload to the capacity timeline of (cluster, class).
+struct Interval {
+  std::string cluster;
+  std::string deviceClass;
+  SystemTime from{};
+  std::optional<SystemTime> to;
+  Levels delta;
+  bool operator==(const Interval& o) const = default;
+};
+
+struct MilestoneValue {
+  SystemTime eventTime{};
+  SystemTime observedAt{};
+  std::string cluster;   // where it happened (execution cluster for pod-side and dispatch)
+  std::string resource;  // kind that carried the time
+  std::string signal;
+  bool proxy = false;
+  std::string reason;
+  std::string preemptorUid;
+  bool emitted = false;
+};
+
+struct IncidentLink {
+  std::string incidentId;
+  std::string cluster;
+  SystemTime reconnectedAt{};
+  bool firstWorkEmitted = false;
+};
+
+/// One admission cycle of a logical workload.
+struct Cycle {
+  std::string id;  // queued event time, Unix ms
+  int32_t ordinal = 0;
+  std::array<std::optional<MilestoneValue>, kMilestoneCount> m;
+  std::string clusterQueue;
+  std::string dispatchedCluster;        // MultiKueue: worker (config name) that admitted it
+  std::vector<std::string> candidates;  // MultiKueue: workers it waited for, last known pre-dispatch
+  std::optional<SystemTime> podsSince;  // pods created before this belong to an earlier cycle
+  std::optional<SystemTime> ineligibleSince;  // QuotaReserved=False for a reason that never admits
+  std::array<bool, kStageCount> stageEmitted{};
+  bool reservationToFirstWorkEmitted = false;
+  bool capacityChecked = false;
+  bool withoutCapacity = false;
+  bool interruptedCounted = false;
+  std::optional<StuckReason> stuck;
+  std::optional<SystemTime> excludedFrom;  // workload-caused stuck: out of incident figures from here
+  std::vector<IncidentLink> incidents;
+
+  bool has(Milestone k) const { return m[static_cast<size_t>(k)].has_value(); }
+  const MilestoneValue* get(Milestone k) const {
+    const auto& v = m[static_cast<size_t>(k)];
+    return v ? &*v : nullptr;
+  }
+  std::optional<SystemTime> time(Milestone k) const {
+    const auto& v = m[static_cast<size_t>(k)];
+    return v ? std::optional<SystemTime>(v->eventTime) : std::nullopt;
+  }
+  /// Sets a milestone unless already set (milestones never move). True when newly set.
+  bool set(Milestone k, MilestoneValue v);
+};
+
+/// A Workload object as seen on one cluster (manager, standalone, worker-local or worker copy).
+struct LocalWorkload {
+  std::string cluster;
+  model::Workload obj;
+  SystemTime lastObservedAt{};
+  bool deleted = false;
+  SystemTime deletedAt{};
+  bool remoteCopy = false;   // worker copy of a manager workload (origin label on a worker)
+  std::string logical;       // key of the logical workload ("" while a copy's manager is unknown)
+  std::set<std::string> pods;  // uids of pods joined to it (same cluster)
+  std::set<std::pair<int64_t, std::string>> preemptionsSeen;  // (time ns, reason) processed
+};
+
+struct PodRecord {
+  std::string cluster;
+  model::Pod obj;
+  SystemTime firstObservedAt{};
+  SystemTime lastObservedAt{};
+  bool deleted = false;
+  SystemTime deletedAt{};
+  std::string workloadUid;  // local workload on the same cluster, "" while unresolved
+  PodSignals signals;
+  SystemTime signalObservedAt{};
+  std::optional<UsefulWorkSignal> external;
+  SystemTime externalObservedAt{};
+  std::optional<SystemTime> scheduledObservedAt;
+  std::optional<SystemTime> runningObservedAt;
+  std::string lastInvalidFirstWork;
+  std::string lastInvalidCheckpoint;
+};
+
+/// Devices of one class a workload wants (all its pods).
+struct DeviceNeed {
+  std::string deviceClass;
+  int64_t count = 0;
+};
+
+/// A logical workload: the manager Workload (MultiKueue), else the Workload itself.
+struct LogicalWorkload {
+  std::string key;  // "<cluster>/<uid>"
+  std::string cluster;
+  std::string uid;
+  bool multikueue = false;
+  std::vector<Cycle> cycles;
+  std::set<std::pair<std::string, std::string>> locals;  // (cluster, uid): itself and its copies
+  std::vector<DeviceNeed> devices;
+  bool devicesUnresolved = false;  // a podset claim whose devices are unknown
+  std::vector<Interval> intervals;
+  bool deleted = false;
+  SystemTime deletedAt{};
+  SystemTime lastObservedAt{};
+  // Rates for the GPU-seconds counters (per class), refreshed at each settle.
+  std::string rateCluster;
+  std::string rateQueue;
+  std::map<std::string, std::array<int64_t, 3>> rates;  // class → reserved, allocated, productive
+  std::set<std::string> duplicateKeys;  // emitted
+  std::vector<std::string> duplicateClustersNow;
+  bool interruptedPending = false;
+};
+
+struct Incident {
+  IncidentRecord rec;
+  std::string managementCluster;  // multikueue: where its MultiKueueCluster lives
+  bool closed() const {
+    return rec.outcome == IncidentOutcome::Recovered || rec.outcome == IncidentOutcome::Failed;
+  }
+};
+
+struct MkcState {
+  model::ConditionStatus status = model::ConditionStatus::Unknown;
+  SystemTime since{};
+  std::string reason;
+  std::string managementCluster;
+};
+
+enum class ProbeState : uint8_t { Unknown, Connected, Disconnected };
+
+/// A victim waiting for its preemptor to be identified, or attached to a reclaim.
+struct VictimRef {
+  std::string victimLogical;  // LW key
+  std::string victimCycleId;
+  std::string cluster;        // where preempted
+  std::string reason;         // Preempted condition reason
+  SystemTime evictedAt{};
+  WorkloadRef workload;
+};
+
+struct Reclaim {
+  ReclaimRecord rec;
+  std::string preemptorLogical;  // LW key ("" when the preemptor was never seen)
+  std::vector<VictimRef> victims;
+  bool done() const { return rec.outcome != ReclaimOutcome::Pending; }
+};
+
+struct PendingVictim {
+  std::string cluster;
+  std::string preemptorUid;  // local uid on `cluster`
+  VictimRef victim;
+};
+
+/// Per-cluster object indexes.
+struct ClusterData {
+  ClusterConfig config;
+  std::map<std::string, LocalWorkload> workloads;                 // uid →
+  std::map<std::string, std::string> workloadsByName;             // ns/name → uid
+  std::map<std::string, std::string> workloadsByOwner;            // owner/job uid → uid
+  std::map<std::string, std::string> workloadsByJobName;          // ns/jobname → uid
+  std::map<std::string, PodRecord> pods;                          // uid →
+  std::map<std::string, std::string> podsByName;                  // ns/name → uid
+  std::set<std::string> unresolvedPods;                           // uids
+  struct ClaimInfo {
+    model::ResourceClaim obj;
+  };
+  std::map<std::string, ClaimInfo> claims;  // ns/name →
+  // Management cluster objects.
+  std::map<std::string, model::ClusterQueue> clusterQueues;
+  std::map<std::string, model::AdmissionCheck> admissionChecks;
+  std::map<std::string, model::MultiKueueConfig> multiKueueConfigs;
+  std::map<std::string, std::string> localQueueToClusterQueue;  // ns/lq → cq (learned)
+  // Inventory bookkeeping.
+  std::optional<SystemTime> inventoryKnownSince;
+  bool usableDirty = false;
+  SystemTime usableEventTime{};
+  std::map<std::string, bool> nodeReady;  // node → Ready status last seen
+  ProbeState probe = ProbeState::Unknown;
+  std::string openProbeIncident;
+};
+
+struct MilestoneEngine::State {
+  explicit State(EngineConfig c);
+
+  EngineConfig config;
+  inventory::Inventory inv;
+  std::map<std::string, ClusterData, std::less<>> clusters;
+  std::map<std::string, std::string> mkcToCluster;  // MultiKueueCluster name → config cluster
+  std::map<std::string, LogicalWorkload> logical;   // key →
+  std::set<std::string> dirty;                      // LW keys to settle
+  std::set<std::pair<std::string, std::string>> dirtyLocals;  // (cluster, uid) to scan for preemption
+  bool candidatesDirty = false;
+  bool devicesDirty = false;
+  // Claim templates learned from generated claims: (ns, name) → needs (DeviceClass name, count).
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, int64_t>>> templates;
+  // External useful-work signals by cluster and pod reference (uid or ns/name).
+  std::map<std::string, std::map<std::string, std::pair<UsefulWorkSignal, SystemTime>>> external;
+
+  // Capacity ledger.
+  std::map<std::pair<std::string, std::string>, StepTimeline<Levels>> timelines;  // (cluster, class)
+  std::map<std::pair<std::string, std::string>, int64_t> usableNow;
+  std::map<std::pair<std::string, std::string>, SystemTime> usableChangedAt;
+  // Intervals of the MultiKueue connection being down per worker cluster: [from, to).
+  std::map<std::string, std::vector<std::pair<SystemTime, std::optional<SystemTime>>>> disconnected;
+
+  // Incidents and connections.
+  std::map<std::string, Incident> incidents;  // id →
+  std::map<std::string, std::string> openMkIncident;  // cluster → id (open or recovering)
+  std::map<std::string, MkcState> mkc;                // cluster → Kueue's view
+
+  // Reclaims.
+  std::map<std::string, Reclaim> reclaims;  // id →
+  std::vector<PendingVictim> pendingVictims;
+
+  // Counters.
+  std::map<std::tuple<std::string, std::string, StrandedPhase>, double> strandedSeconds;
+  std::map<std::tuple<std::string, std::string, std::string, GpuState>, double> gpuSeconds;
+  std::map<std::tuple<std::string, std::string, std::string>, double> interruptedSeconds;
+  std::map<std::string, RecoveryTotals> recoveryTotals;
+  std::map<std::tuple<std::string, std::string, ReclaimOutcome>, int64_t> reclaimTotals;
+  std::map<std::pair<std::string, std::string>, int64_t> withoutCapacity;
+  std::map<std::string, int64_t> duplicateTotals;
+  EngineStats stats;
+
+  std::optional<SystemTime> lastAdvance;
+  Outputs produced;  // drained by advance()
+
+  // --- ingest (milestone_engine.cpp)
+  ClusterData* cluster(std::string_view name);
+  void onWorkload(ClusterData& c, model::EventType type, const model::Workload& w, SystemTime at);
+  void onPod(ClusterData& c, model::EventType type, const model::Pod& p, SystemTime at);
+  void onClaim(ClusterData& c, model::EventType type, const model::ResourceClaim& claim, SystemTime at);
+  void onSlice(ClusterData& c, model::EventType type, const model::ResourceSlice& s, SystemTime at);
+  void onNode(ClusterData& c, model::EventType type, const model::Node& n, SystemTime at);
+  void onQueueObject(ClusterData& c, model::EventType type, const model::Object& o);
+  void indexWorkload(ClusterData& c, const LocalWorkload& lw);
+  void linkWorkload(ClusterData& c, LocalWorkload& lw);
+  std::string resolvePod(const ClusterData& c, const model::Pod& p) const;
+  void joinPod(ClusterData& c, PodRecord& rec);
+  void retryUnresolvedPods(ClusterData& c, std::string_view ns);
+  void markPodDirty(const ClusterData& c, const PodRecord& rec);
+  void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);
+  void attachExternal(ClusterData& c, PodRecord& rec);
+  LocalWorkload* local(std::string_view cluster, std::string_view uid);
+  const LocalWorkload* local(std::string_view cluster, std::string_view uid) const;
+  LocalWorkload* home(LogicalWorkload& lw);
+  const LocalWorkload* home(const LogicalWorkload& lw) const;
+  std::string workerForMkc(std::string_view mkcName) const;
+  void gc(SystemTime now);
+
+  // --- cycles and milestones (cycles.cpp)
+  void settle(LogicalWorkload& lw);
+  void deriveCycles(LogicalWorkload& lw, const LocalWorkload& h);
+  void fillCycle(LogicalWorkload& lw, Cycle& cy, const LocalWorkload& h,
+                 std::optional<SystemTime> upper);
+  void podMilestones(LogicalWorkload& lw, Cycle& cy);
+  void emitMilestones(LogicalWorkload& lw, Cycle& cy);
+  void emitStages(LogicalWorkload& lw, Cycle& cy);
+  void emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy);
+  std::vector<const PodRecord*> cyclePods(const LogicalWorkload& lw, const Cycle& cy,
+                                          bool includeDeleted) const;
+  std::string executionCluster(const LogicalWorkload& lw, const Cycle& cy) const;
+  WorkloadRef ref(const LogicalWorkload& lw, const Cycle* cy) const;
+  int64_t expectedPods(const model::Workload& w) const;
+  std::optional<SystemTime> cycleEnd(const LogicalWorkload& lw, const Cycle& cy, bool last) const;
+  void observe(HistogramKind kind, std::string key, double seconds, SystemTime eventTime,
+               SystemTime observedAt, std::string cluster, std::string clusterQueue = {},
+               std::string stage = {}, std::string reason = {}, std::string outcome = {},
+               std::string source = {}, std::string resource = {});
+
+  // --- capacity (capacity.cpp)
+  void resolveDevices(LogicalWorkload& lw);
+  std::vector<std::string> candidates(const LogicalWorkload& lw, const LocalWorkload& h) const;
+  std::string clusterQueueOf(const LogicalWorkload& lw, const LocalWorkload& h) const;
+  void updateIntervals(LogicalWorkload& lw);
+  std::vector<Interval> deriveIntervals(LogicalWorkload& lw) const;
+  void checkCapacity(LogicalWorkload& lw, Cycle& cy);
+  void updateRates(LogicalWorkload& lw);
+  void refreshUsable(ClusterData& c);
+  bool isDisconnected(const std::string& cluster, SystemTime t) const;
+  Levels levelsAt(const std::string& cluster, const std::string& deviceClass, SystemTime t) const;
+  /// Σ over classes of strandedExcludingOwnFault on [a, b): pieces (from, to, devices).
+  std::vector<std::tuple<SystemTime, SystemTime, int64_t>> incidentStranded(
+      const std::string& cluster, SystemTime a, SystemTime b) const;
+  void integrate(SystemTime from, SystemTime to);
+  void prune(SystemTime now);
+
+  // --- incidents (incidents.cpp)
+  void onMultiKueueCluster(ClusterData& c, model::EventType type, const model::MultiKueueCluster& m,
+                           SystemTime at);
+  void onProbe(ClusterData& c, bool connected, SystemTime eventTime, SystemTime observedAt);
+  void openIncident(const std::string& cluster, IncidentSource source,
+                    std::optional<SystemTime> disconnectedAt, std::optional<SystemTime> reconnectedAt,
+                    std::string reason, std::string management, SystemTime observedAt);
+  void reconnect(Incident& in, SystemTime at, SystemTime observedAt);
+  void evaluateIncidents(SystemTime now);
+  void closeIncident(Incident& in, SystemTime closeAt, bool recovered, std::string failureReason,
+                     SystemTime now);
+  bool blocked(const std::string& cluster) const;
+  void emitIncident(const Incident& in);
+
+  // --- reclaims (reclaims.cpp)
+  void scanPreemption(LocalWorkload& l);
+  void resolveVictims();
+  void updateReclaims(SystemTime now);
+  void refreshReclaim(Reclaim& r, SystemTime observedAt);
+  ReclaimVictim victimFigures(const VictimRef& v) const;
+  std::optional<SystemTime> workSince(const LogicalWorkload& lw, const Cycle& cy,
+                                      SystemTime until) const;
+  void countInterrupted(LogicalWorkload& lw, Cycle& cy);
+  int64_t totalDevices(const LogicalWorkload& lw) const;
+
+  // --- health: stuck and duplicates (health.cpp)
+  void classifyStuck(SystemTime now);
+  void checkDuplicates(LogicalWorkload& lw);
+
+  // --- advance / snapshot (milestone_engine.cpp, snapshot.cpp)
+  void flush();
+  Snapshot snapshot() const;
+};
+
+/// Unix milliseconds (cycle ids, incident ids).
+int64_t unixMillis(SystemTime t);
+std::string cycleIdOf(SystemTime queued);
+const model::Condition* condition(const std::vector<model::Condition>& cs, std::string_view type);
+bool conditionTrue(const model::Condition* c);
+bool conditionFalse(const model::Condition* c);
+std::string nsName(std::string_view ns, std::string_view name);
+
+}  // namespace firstwork::engine

@@ -1,0 +1,687 @@
+#include "firstwork/engine/milestone_engine.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <variant>
+
+#include "detail/state.hpp"
+#include "firstwork/model/meta.hpp"
+
+namespace firstwork::engine {
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers shared by the engine's files.
+
+int64_t unixMillis(SystemTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::string cycleIdOf(SystemTime queued) { return std::to_string(unixMillis(queued)); }
+
+const model::Condition* condition(const std::vector<model::Condition>& cs, std::string_view type) {
+  return model::findCondition(cs, type);
+}
+
+bool conditionTrue(const model::Condition* c) {
+  return c != nullptr && c->status == model::ConditionStatus::True;
+}
+
+bool conditionFalse(const model::Condition* c) {
+  return c != nullptr && c->status == model::ConditionStatus::False;
+}
+
+std::string nsName(std::string_view ns, std::string_view name) {
+  std::string s;
+  s.reserve(ns.size() + name.size() + 1);
+  s.append(ns).append("/").append(name);
+  return s;
+}
+
+bool Cycle::set(Milestone k, MilestoneValue v) {
+  auto& slot = m[static_cast<size_t>(k)];
+  if (slot) return false;
+  slot = std::move(v);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+MilestoneEngine::State::State(EngineConfig c) : config(std::move(c)), inv(config.inventory) {
+  for (const auto& cc : config.clusters) {
+    ClusterData& d = clusters[cc.name];
+    d.config = cc;
+    if (cc.role == ClusterRole::Worker) {
+      mkcToCluster[cc.multiKueueClusterName.empty() ? cc.name : cc.multiKueueClusterName] = cc.name;
+    }
+  }
+}
+
+ClusterData* MilestoneEngine::State::cluster(std::string_view name) {
+  auto it = clusters.find(name);
+  return it == clusters.end() ? nullptr : &it->second;
+}
+
+LocalWorkload* MilestoneEngine::State::local(std::string_view cluster, std::string_view uid) {
+  auto c = clusters.find(cluster);
+  if (c == clusters.end()) return nullptr;
+  auto it = c->second.workloads.find(std::string(uid));
+  return it == c->second.workloads.end() ? nullptr : &it->second;
+}
+
+const LocalWorkload* MilestoneEngine::State::local(std::string_view cluster,
+                                                   std::string_view uid) const {
+  auto c = clusters.find(cluster);
+  if (c == clusters.end()) return nullptr;
+  auto it = c->second.workloads.find(std::string(uid));
+  return it == c->second.workloads.end() ? nullptr : &it->second;
+}
+
+LocalWorkload* MilestoneEngine::State::home(LogicalWorkload& lw) { return local(lw.cluster, lw.uid); }
+const LocalWorkload* MilestoneEngine::State::home(const LogicalWorkload& lw) const {
+  return local(lw.cluster, lw.uid);
+}
+
+std::string MilestoneEngine::State::workerForMkc(std::string_view mkcName) const {
+  auto it = mkcToCluster.find(std::string(mkcName));
+  return it == mkcToCluster.end() ? std::string() : it->second;
+}
+
+// --- Workloads --------------------------------------------------------------------------------
+
+void MilestoneEngine::State::indexWorkload(ClusterData& c, const LocalWorkload& l) {
+  const auto& m = l.obj.meta;
+  c.workloadsByName[nsName(m.namespace_, m.name)] = m.uid;
+  for (const auto& o : m.ownerReferences) {
+    c.workloadsByOwner[o.uid] = m.uid;
+    if (o.kind == "Job") c.workloadsByJobName[nsName(m.namespace_, o.name)] = m.uid;
+  }
+  if (const std::string* job = model::findValue(m.labels, kJobUidLabel)) {
+    c.workloadsByOwner[*job] = m.uid;
+  }
+}
+
+// Decides which logical workload a Workload object belongs to: worker copies (origin label on a
+// worker) join the manager Workload of the same namespace/name; everything else is its own
+// logical workload on its cluster.
+void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
+  const auto& m = l.obj.meta;
+  l.remoteCopy = c.config.role == ClusterRole::Worker &&
+                 model::findValue(m.labels, kOriginLabel) != nullptr;
+  if (!l.remoteCopy) {
+    std::string key = nsName(c.config.name, m.uid);
+    auto [it, inserted] = logical.try_emplace(key);
+    LogicalWorkload& lw = it->second;
+    if (inserted) {
+      lw.key = key;
+      lw.cluster = c.config.name;
+      lw.uid = m.uid;
+      lw.multikueue = c.config.role == ClusterRole::Management;
+      // Copies that arrived before their manager.
+      for (auto& [name, other] : clusters) {
+        if (other.config.role != ClusterRole::Worker || !lw.multikueue) continue;
+        auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
+        if (byName == other.workloadsByName.end()) continue;
+        auto copy = other.workloads.find(byName->second);
+        if (copy == other.workloads.end() || !copy->second.remoteCopy) continue;
+        if (!copy->second.logical.empty()) continue;
+        copy->second.logical = key;
+        lw.locals.emplace(name, copy->second.obj.meta.uid);
+        dirtyLocals.emplace(name, copy->second.obj.meta.uid);
+      }
+    }
+    lw.locals.emplace(c.config.name, m.uid);
+    l.logical = key;
+    dirty.insert(key);
+    return;
+  }
+  if (!l.logical.empty()) {
+    dirty.insert(l.logical);
+    return;
+  }
+  // Find the manager Workload: prefer one whose clusterName/nominations name this worker.
+  std::string best;
+  for (auto& [name, other] : clusters) {
+    if (other.config.role != ClusterRole::Management) continue;
+    auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
+    if (byName == other.workloadsByName.end()) continue;
+    auto mw = other.workloads.find(byName->second);
+    if (mw == other.workloads.end()) continue;
+    std::string key = nsName(name, mw->second.obj.meta.uid);
+    const auto& w = mw->second.obj;
+    bool names = workerForMkc(w.clusterName) == c.config.name;
+    for (const auto& n : w.nominatedClusterNames) names = names || workerForMkc(n) == c.config.name;
+    if (best.empty() || names) best = key;
+    if (names) break;
+  }
+  if (best.empty()) return;  // linked when the manager Workload arrives
+  l.logical = best;
+  auto it = logical.find(best);
+  if (it != logical.end()) {
+    it->second.locals.emplace(c.config.name, m.uid);
+    dirty.insert(best);
+  }
+}
+
+void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
+                                        const model::Workload& w, SystemTime at) {
+  if (w.meta.uid.empty()) {
+    ++stats.ignoredObjects;
+    return;
+  }
+  auto [it, inserted] = c.workloads.try_emplace(w.meta.uid);
+  LocalWorkload& l = it->second;
+  if (inserted) l.cluster = c.config.name;
+  if (type == model::EventType::Deleted) {
+    if (!l.deleted) {
+      l.deleted = true;
+      l.deletedAt = w.meta.deletionTimestamp.value_or(at);
+      if (l.deletedAt > at) l.deletedAt = at;
+    }
+  } else {
+    l.deleted = false;
+  }
+  l.obj = w;
+  l.lastObservedAt = std::max(l.lastObservedAt, at);
+  indexWorkload(c, l);
+  // Learn LocalQueue → ClusterQueue (Workloads not yet admitted do not name their ClusterQueue).
+  if (!w.admissionClusterQueue.empty() && !w.queueName.empty()) {
+    c.localQueueToClusterQueue[nsName(w.meta.namespace_, w.queueName)] = w.admissionClusterQueue;
+  }
+  linkWorkload(c, l);
+  if (!l.logical.empty()) {
+    auto lw = logical.find(l.logical);
+    if (lw != logical.end()) {
+      lw->second.lastObservedAt = std::max(lw->second.lastObservedAt, at);
+      if (!l.remoteCopy) {
+        lw->second.deleted = l.deleted;
+        lw->second.deletedAt = l.deletedAt;
+      }
+    }
+  }
+  dirtyLocals.emplace(c.config.name, w.meta.uid);
+  if (inserted) retryUnresolvedPods(c, w.meta.namespace_);
+}
+
+// --- Pods -------------------------------------------------------------------------------------
+
+std::string MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p) const {
+  const auto& m = p.meta;
+  auto find = [&](const std::map<std::string, std::string>& idx, const std::string& k) {
+    auto it = idx.find(k);
+    return it == idx.end() ? std::string() : it->second;
+  };
+  if (const std::string* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
+    if (auto uid = find(c.workloadsByName, nsName(m.namespace_, *name)); !uid.empty()) return uid;
+  }
+  // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid).
+  std::vector<const model::OwnerReference*> owners;
+  for (const auto& o : m.ownerReferences) {
+    if (o.controller) owners.insert(owners.begin(), &o);
+    else owners.push_back(&o);
+  }
+  for (const auto* o : owners) {
+    if (auto uid = find(c.workloadsByOwner, o->uid); !uid.empty()) return uid;
+  }
+  // Plain pods: the Workload is owned by the Pod.
+  if (auto uid = find(c.workloadsByOwner, m.uid); !uid.empty()) return uid;
+  // Worker copies of MultiKueue Jobs may carry no owner reference to the remote Job yet: match the
+  // Job by name.
+  for (const auto* o : owners) {
+    if (o->kind != "Job") continue;
+    if (auto uid = find(c.workloadsByJobName, nsName(m.namespace_, o->name)); !uid.empty()) return uid;
+  }
+  return {};
+}
+
+void MilestoneEngine::State::markPodDirty(const ClusterData& c, const PodRecord& rec) {
+  if (rec.workloadUid.empty()) return;
+  auto it = c.workloads.find(rec.workloadUid);
+  if (it == c.workloads.end() || it->second.logical.empty()) return;
+  dirty.insert(it->second.logical);
+  auto lw = logical.find(it->second.logical);
+  if (lw != logical.end()) lw->second.lastObservedAt = std::max(lw->second.lastObservedAt, rec.lastObservedAt);
+}
+
+void MilestoneEngine::State::joinPod(ClusterData& c, PodRecord& rec) {
+  std::string uid = resolvePod(c, rec.obj);
+  if (uid != rec.workloadUid && !rec.workloadUid.empty()) {
+    auto old = c.workloads.find(rec.workloadUid);
+    if (old != c.workloads.end()) {
+      old->second.pods.erase(rec.obj.meta.uid);
+      if (!old->second.logical.empty()) dirty.insert(old->second.logical);
+    }
+  }
+  rec.workloadUid = uid;
+  if (uid.empty()) {
+    c.unresolvedPods.insert(rec.obj.meta.uid);
+    return;
+  }
+  c.unresolvedPods.erase(rec.obj.meta.uid);
+  c.workloads[uid].pods.insert(rec.obj.meta.uid);
+  markPodDirty(c, rec);
+}
+
+void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, std::string_view ns) {
+  std::vector<std::string> uids(c.unresolvedPods.begin(), c.unresolvedPods.end());
+  for (const auto& uid : uids) {
+    auto it = c.pods.find(uid);
+    if (it == c.pods.end()) {
+      c.unresolvedPods.erase(uid);
+      continue;
+    }
+    if (it->second.obj.meta.namespace_ != ns) continue;
+    joinPod(c, it->second);
+  }
+}
+
+void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
+  if (!config.usefulWork.external) return;
+  auto ext = external.find(c.config.name);
+  if (ext == external.end()) return;
+  for (const auto& k : {rec.obj.meta.uid, nsName(rec.obj.meta.namespace_, rec.obj.meta.name)}) {
+    auto it = ext->second.find(k);
+    if (it == ext->second.end()) continue;
+    if (!rec.external || it->second.first.at < rec.external->at) {
+      rec.external = it->second.first;
+      rec.externalObservedAt = it->second.second;
+    }
+  }
+}
+
+void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const model::Pod& p,
+                                   SystemTime at) {
+  if (!inv.onPod(c.config.name, type, p)) {
+    ++stats.rejectedInventoryObjects;
+    return;
+  }
+  if (p.meta.uid.empty()) {
+    ++stats.ignoredObjects;
+    return;
+  }
+  auto [it, inserted] = c.pods.try_emplace(p.meta.uid);
+  PodRecord& rec = it->second;
+  if (inserted) {
+    rec.cluster = c.config.name;
+    rec.firstObservedAt = at;
+  }
+  rec.obj = p;
+  rec.lastObservedAt = std::max(rec.lastObservedAt, at);
+  if (type == model::EventType::Deleted) {
+    if (!rec.deleted) {
+      rec.deleted = true;
+      rec.deletedAt = at;
+    }
+  } else {
+    rec.deleted = false;
+  }
+  c.podsByName[nsName(p.meta.namespace_, p.meta.name)] = p.meta.uid;
+
+  PodSignals sig = readPodSignals(p, config.usefulWork);
+  bool changed = sig.firstWork.has_value() != rec.signals.firstWork.has_value() ||
+                 (sig.firstWork && (sig.firstWork->at != rec.signals.firstWork->at ||
+                                    sig.firstWork->kind != rec.signals.firstWork->kind));
+  if (changed && sig.firstWork) rec.signalObservedAt = at;
+  // Invalid values are counted once per pod and value, so a relist does not count them again.
+  if (!sig.invalidFirstWork.empty() && sig.invalidFirstWork != rec.lastInvalidFirstWork) {
+    ++stats.invalidSignals;
+  }
+  if (!sig.invalidCheckpoint.empty() && sig.invalidCheckpoint != rec.lastInvalidCheckpoint) {
+    ++stats.invalidSignals;
+  }
+  rec.lastInvalidFirstWork = sig.invalidFirstWork;
+  rec.lastInvalidCheckpoint = sig.invalidCheckpoint;
+  rec.signals = std::move(sig);
+  if (!rec.scheduledObservedAt && conditionTrue(condition(p.conditions, "PodScheduled"))) {
+    rec.scheduledObservedAt = at;
+  }
+  if (!rec.runningObservedAt) {
+    for (const auto& cs : p.containers) {
+      if (!cs.init && cs.startedAt) {
+        rec.runningObservedAt = at;
+        break;
+      }
+    }
+  }
+  attachExternal(c, rec);
+  // Generated claims name their template: learn its devices from claims already seen.
+  for (const auto& pc : p.claims) {
+    if (pc.generatedClaimName.empty()) continue;
+    auto claim = c.claims.find(nsName(p.meta.namespace_, pc.generatedClaimName));
+    if (claim != c.claims.end()) learnTemplate(c, claim->second.obj);
+  }
+  joinPod(c, rec);
+}
+
+// --- DRA claims, slices, nodes ----------------------------------------------------------------
+
+// A claim generated for a pod from a ResourceClaimTemplate carries the pod claim name and a
+// controller reference to the pod; the pod's spec names the template. The claim's requests then
+// say which DeviceClass (and how many devices) the template asks for.
+void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::ResourceClaim& claim) {
+  const std::string* podClaim = model::findValue(claim.meta.annotations, kPodClaimNameAnnotation);
+  if (podClaim == nullptr) return;
+  for (const auto& o : claim.meta.ownerReferences) {
+    if (o.kind != "Pod") continue;
+    auto pod = c.pods.find(o.uid);
+    if (pod == c.pods.end()) continue;
+    for (const auto& pc : pod->second.obj.claims) {
+      if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
+      std::vector<std::pair<std::string, int64_t>> needs;
+      for (const auto& r : claim.requests) {
+        if (r.allocationModeAll || r.deviceClassName.empty()) continue;
+        needs.emplace_back(r.deviceClassName, r.count);
+      }
+      auto key = std::make_pair(claim.meta.namespace_, pc.resourceClaimTemplateName);
+      auto& slot = templates[key];
+      if (slot != needs) {
+        slot = std::move(needs);
+        devicesDirty = true;
+      }
+    }
+  }
+}
+
+void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
+                                     const model::ResourceClaim& claim, SystemTime at) {
+  (void)at;
+  if (!inv.onClaim(c.config.name, type, claim)) {
+    ++stats.rejectedInventoryObjects;
+    return;
+  }
+  std::string key = nsName(claim.meta.namespace_, claim.meta.name);
+  if (type == model::EventType::Deleted) {
+    c.claims.erase(key);
+  } else {
+    c.claims[key].obj = claim;
+    learnTemplate(c, claim);
+  }
+  // Allocation changes what the consuming pods hold.
+  for (const auto& r : claim.reservedFor) {
+    auto pod = c.pods.find(r.uid);
+    if (pod != c.pods.end()) markPodDirty(c, pod->second);
+  }
+  for (const auto& o : claim.meta.ownerReferences) {
+    auto pod = c.pods.find(o.uid);
+    if (pod != c.pods.end()) markPodDirty(c, pod->second);
+  }
+}
+
+void MilestoneEngine::State::onSlice(ClusterData& c, model::EventType type,
+                                     const model::ResourceSlice& s, SystemTime at) {
+  if (!inv.onSlice(c.config.name, type, s, at)) {
+    ++stats.rejectedInventoryObjects;
+    return;
+  }
+  // ResourceSlices carry no transition time; a slice that appears is published at its creation
+  // (which makes a pool whole), anything else takes effect when seen.
+  SystemTime t = at;
+  if (type == model::EventType::Added && s.meta.creationTimestamp != SystemTime{} &&
+      s.meta.creationTimestamp <= at) {
+    t = s.meta.creationTimestamp;
+  } else if (type == model::EventType::Deleted && s.meta.deletionTimestamp &&
+             *s.meta.deletionTimestamp <= at) {
+    t = *s.meta.deletionTimestamp;
+  }
+  if (!c.inventoryKnownSince) c.inventoryKnownSince = at;
+  c.usableEventTime = c.usableDirty ? std::max(c.usableEventTime, t) : t;
+  c.usableDirty = true;
+}
+
+void MilestoneEngine::State::onNode(ClusterData& c, model::EventType type, const model::Node& n,
+                                    SystemTime at) {
+  if (!inv.onNode(c.config.name, type, n)) {
+    ++stats.rejectedInventoryObjects;
+    return;
+  }
+  SystemTime t = at;
+  const model::Condition* ready = condition(n.conditions, "Ready");
+  bool isReady = type != model::EventType::Deleted && conditionTrue(ready);
+  auto prev = c.nodeReady.find(n.meta.name);
+  if (prev != c.nodeReady.end() && prev->second != isReady && ready != nullptr &&
+      ready->lastTransitionTime && *ready->lastTransitionTime <= at) {
+    t = *ready->lastTransitionTime;  // readiness changed: the condition says when
+  } else if (prev == c.nodeReady.end() && type == model::EventType::Added &&
+             n.meta.creationTimestamp != SystemTime{} && n.meta.creationTimestamp <= at) {
+    t = std::max(n.meta.creationTimestamp,
+                 ready != nullptr && ready->lastTransitionTime && *ready->lastTransitionTime <= at
+                     ? *ready->lastTransitionTime
+                     : n.meta.creationTimestamp);
+  }
+  if (type == model::EventType::Deleted) {
+    c.nodeReady.erase(n.meta.name);
+  } else {
+    c.nodeReady[n.meta.name] = isReady;
+  }
+  if (!c.inventoryKnownSince) c.inventoryKnownSince = at;
+  c.usableEventTime = c.usableDirty ? std::max(c.usableEventTime, t) : t;
+  c.usableDirty = true;
+}
+
+void MilestoneEngine::State::onQueueObject(ClusterData& c, model::EventType type,
+                                           const model::Object& o) {
+  bool del = type == model::EventType::Deleted;
+  if (const auto* cq = std::get_if<model::ClusterQueue>(&o)) {
+    if (del) c.clusterQueues.erase(cq->meta.name);
+    else c.clusterQueues[cq->meta.name] = *cq;
+  } else if (const auto* ac = std::get_if<model::AdmissionCheck>(&o)) {
+    if (del) c.admissionChecks.erase(ac->meta.name);
+    else c.admissionChecks[ac->meta.name] = *ac;
+  } else if (const auto* mc = std::get_if<model::MultiKueueConfig>(&o)) {
+    if (del) c.multiKueueConfigs.erase(mc->meta.name);
+    else c.multiKueueConfigs[mc->meta.name] = *mc;
+  }
+  candidatesDirty = true;
+}
+
+// --- flush / advance --------------------------------------------------------------------------
+
+void MilestoneEngine::State::flush() {
+  if (candidatesDirty) {
+    for (auto& [key, lw] : logical) {
+      if (lw.multikueue) dirty.insert(key);
+    }
+    candidatesDirty = false;
+  }
+  if (devicesDirty) {
+    for (auto& [key, lw] : logical) {
+      if (lw.devicesUnresolved) dirty.insert(key);
+    }
+    devicesDirty = false;
+  }
+  for (auto& [name, c] : clusters) refreshUsable(c);
+  // Settling one workload never dirties another, but a reclaim update may: loop until quiet.
+  for (int round = 0; round < 4 && (!dirty.empty() || !dirtyLocals.empty()); ++round) {
+    std::set<std::string> keys;
+    keys.swap(dirty);
+    for (const auto& key : keys) {
+      auto it = logical.find(key);
+      if (it != logical.end()) settle(it->second);
+    }
+    std::set<std::pair<std::string, std::string>> locals;
+    locals.swap(dirtyLocals);
+    for (const auto& [cl, uid] : locals) {
+      if (LocalWorkload* l = local(cl, uid)) scanPreemption(*l);
+    }
+    resolveVictims();
+  }
+}
+
+void MilestoneEngine::State::gc(SystemTime now) {
+  const SystemTime cutoff = now - config.deletedRetention;
+  for (auto& [name, c] : clusters) {
+    for (auto it = c.pods.begin(); it != c.pods.end();) {
+      if (it->second.deleted && it->second.deletedAt < cutoff) {
+        if (!it->second.workloadUid.empty()) {
+          auto w = c.workloads.find(it->second.workloadUid);
+          if (w != c.workloads.end()) w->second.pods.erase(it->first);
+        }
+        c.unresolvedPods.erase(it->first);
+        auto byName = c.podsByName.find(nsName(it->second.obj.meta.namespace_, it->second.obj.meta.name));
+        if (byName != c.podsByName.end() && byName->second == it->first) c.podsByName.erase(byName);
+        it = c.pods.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = c.workloads.begin(); it != c.workloads.end();) {
+      const LocalWorkload& l = it->second;
+      if (!(l.deleted && l.deletedAt < cutoff)) {
+        ++it;
+        continue;
+      }
+      const auto& m = l.obj.meta;
+      auto byName = c.workloadsByName.find(nsName(m.namespace_, m.name));
+      if (byName != c.workloadsByName.end() && byName->second == m.uid) c.workloadsByName.erase(byName);
+      for (auto idx = c.workloadsByOwner.begin(); idx != c.workloadsByOwner.end();) {
+        idx = idx->second == m.uid ? c.workloadsByOwner.erase(idx) : std::next(idx);
+      }
+      for (auto idx = c.workloadsByJobName.begin(); idx != c.workloadsByJobName.end();) {
+        idx = idx->second == m.uid ? c.workloadsByJobName.erase(idx) : std::next(idx);
+      }
+      if (!l.logical.empty()) {
+        auto lw = logical.find(l.logical);
+        if (lw != logical.end()) {
+          lw->second.locals.erase({name, m.uid});
+          // The logical workload goes with its home Workload; its intervals stay in the timeline
+          // (they are history).
+          if (!l.remoteCopy) logical.erase(lw);
+        }
+      }
+      it = c.workloads.erase(it);
+    }
+  }
+  // External signals for pods that never appeared.
+  for (auto& [cl, sigs] : external) {
+    for (auto it = sigs.begin(); it != sigs.end();) {
+      it = it->second.second < cutoff ? sigs.erase(it) : std::next(it);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+MilestoneEngine::MilestoneEngine(EngineConfig config)
+    : s_(std::make_unique<State>(std::move(config))) {}
+
+MilestoneEngine::~MilestoneEngine() = default;
+
+void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
+                               const model::Object& object, SystemTime observedAt) {
+  if (type == model::EventType::Bookmark || type == model::EventType::Error) return;
+  ClusterData* c = s_->cluster(cluster);
+  if (c == nullptr) {
+    ++s_->stats.unknownCluster;
+    return;
+  }
+  const ClusterRole role = c->config.role;
+  const bool management = role == ClusterRole::Management;
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, model::Workload>) {
+          s_->onWorkload(*c, type, o, observedAt);
+        } else if constexpr (std::is_same_v<T, model::MultiKueueCluster>) {
+          if (management) s_->onMultiKueueCluster(*c, type, o, observedAt);
+          else ++s_->stats.ignoredObjects;
+        } else if constexpr (std::is_same_v<T, model::ClusterQueue> ||
+                             std::is_same_v<T, model::AdmissionCheck> ||
+                             std::is_same_v<T, model::MultiKueueConfig>) {
+          s_->onQueueObject(*c, type, object);
+        } else if constexpr (std::is_same_v<T, model::Pod>) {
+          s_->onPod(*c, type, o, observedAt);
+        } else if constexpr (std::is_same_v<T, model::ResourceClaim>) {
+          s_->onClaim(*c, type, o, observedAt);
+        } else if constexpr (std::is_same_v<T, model::ResourceSlice>) {
+          s_->onSlice(*c, type, o, observedAt);
+        } else if constexpr (std::is_same_v<T, model::Node>) {
+          s_->onNode(*c, type, o, observedAt);
+        }
+      },
+      object);
+}
+
+void MilestoneEngine::onConnection(std::string_view cluster, bool connected, SystemTime eventTime,
+                                   SystemTime observedAt) {
+  ClusterData* c = s_->cluster(cluster);
+  if (c == nullptr) {
+    ++s_->stats.unknownCluster;
+    return;
+  }
+  s_->onProbe(*c, connected, eventTime, observedAt);
+}
+
+void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_view pod,
+                                         SystemTime at, std::string signal, SystemTime observedAt) {
+  ClusterData* c = s_->cluster(cluster);
+  if (c == nullptr) {
+    ++s_->stats.unknownCluster;
+    return;
+  }
+  if (!s_->config.usefulWork.external) return;
+  if (signal.empty()) signal = std::string(signalKindName(SignalKind::External));
+  auto& slot = s_->external[c->config.name][std::string(pod)];
+  if (slot.first.name.empty() || at < slot.first.at) {
+    slot = {UsefulWorkSignal{SignalKind::External, at, std::move(signal)}, observedAt};
+  }
+  std::string uid(pod);
+  if (auto byName = c->podsByName.find(uid); byName != c->podsByName.end()) uid = byName->second;
+  auto it = c->pods.find(uid);
+  if (it == c->pods.end()) {
+    ++s_->stats.unmatchedSignals;
+    return;
+  }
+  s_->attachExternal(*c, it->second);
+  s_->markPodDirty(*c, it->second);
+}
+
+void MilestoneEngine::restoreIncident(const IncidentRecord& incident) {
+  if (incident.outcome != IncidentOutcome::Open && incident.outcome != IncidentOutcome::Recovering) {
+    return;
+  }
+  if (s_->incidents.count(incident.id) != 0 || s_->cluster(incident.cluster) == nullptr) return;
+  Incident in;
+  in.rec = incident;
+  if (incident.source == IncidentSource::MultiKueue) {
+    for (const auto& [name, c] : s_->clusters) {
+      if (c.config.role == ClusterRole::Management) {
+        in.managementCluster = name;
+        break;
+      }
+    }
+    s_->openMkIncident[incident.cluster] = incident.id;
+    if (incident.disconnectedAt || incident.reconnectedAt) {
+      s_->disconnected[incident.cluster].emplace_back(
+          incident.disconnectedAt.value_or(*incident.reconnectedAt), incident.reconnectedAt);
+    }
+  } else {
+    s_->clusters[incident.cluster].openProbeIncident = incident.id;
+  }
+  s_->incidents.emplace(incident.id, std::move(in));
+}
+
+Outputs MilestoneEngine::advance(SystemTime now) {
+  State& s = *s_;
+  if (s.lastAdvance && now < *s.lastAdvance) now = *s.lastAdvance;
+  s.inv.advanceTo(now);
+  s.flush();
+  s.classifyStuck(now);
+  s.flush();  // stuck classification may exclude devices (intervals change)
+  s.evaluateIncidents(now);
+  s.updateReclaims(now);
+  s.flush();
+  s.integrate(s.lastAdvance.value_or(now), now);
+  s.lastAdvance = now;
+  s.prune(now);
+  s.gc(now);
+  Outputs out;
+  std::swap(out, s.produced);
+  return out;
+}
+
+Snapshot MilestoneEngine::snapshot() const { return s_->snapshot(); }
+
+const inventory::Inventory& MilestoneEngine::inventory() const { return s_->inv; }
+
+const EngineConfig& MilestoneEngine::config() const { return s_->config; }
+
+}  // namespace firstwork::engine
