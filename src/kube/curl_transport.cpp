@@ -220,8 +220,10 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
                      options.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
-    // Prefer a new stream on an existing HTTP/2 connection over a new connection.
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    // No CURLOPT_PIPEWAIT: a transfer waiting for a pending connection to turn out
+    // multiplexable is only re-examined when some transfer on it finishes, which a watch on an
+    // HTTP/1.1 server never does. Without it a burst of requests may open a few connections
+    // before the first one reports h2; later requests multiplex onto an h2 connection anyway.
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connectTimeout.count()));
     if (!t.request.streaming) {
       curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.requestTimeout.count()));

@@ -86,7 +86,10 @@ Reflector::Reflector(boost::asio::io_context& io, const Clock& clock, Context co
       timers_(std::make_unique<Timers>(io)) {}
 
 Reflector::~Reflector() {
-  stop();
+  // No observer or sink calls from here: they may already be gone.
+  if (requestActive_ && ctx_.transport) ctx_.transport->cancel(request_);
+  timers_->retry.cancel();
+  timers_->stall.cancel();
   alive_.reset();
 }
 
@@ -365,8 +368,8 @@ void Reflector::onPage(HttpResult result) {
     return;
   }
   if (result.error.empty() && isExpired(result)) {
-    restart(RestartReason::Expired);
     if (!continue_.empty()) {
+      restart(RestartReason::Expired);
       // The continue token outlived etcd compaction: start the LIST over for a consistent
       // snapshot; after a second expiry in a row fetch it in one piece (client-go's pager).
       if (++expiredContinues_ >= 2) unpaginated_ = true;
@@ -379,6 +382,7 @@ void Reflector::onPage(HttpResult result) {
       return;
     }
     if (!listRv_.empty() && listRv_ != "0") {
+      restart(RestartReason::Expired);
       detail::logger()->info("list at last resourceVersion refused cluster={} resource={} rv={}",
                              ctx_.cluster, resource(), listRv_);
       lastRvUnusable_ = true;
@@ -502,12 +506,19 @@ void Reflector::armStallTimer(uint64_t gen, std::chrono::milliseconds after) {
       armStallTimer(gen, options_.stallTimeout - idle);
       return;
     }
+    // A watch that never sent a byte, not even a bookmark, may be waiting for a
+    // resourceVersion the server will not reach soon (an API server restored with a lower RV
+    // base accepts such a watch and stays silent). Re-watching from the same RV would hang
+    // again, so relist: a LIST at that RV is refused as too large and the reflector falls back
+    // to a fresh read. A watch that went quiet after sending data resumes from its last RV.
+    bool silent = watchBytes_ == 0;
     endWatch();
-    std::string detail = "no data for " + std::to_string(idle.count()) + " ms";
+    std::string detail = "no data for " + std::to_string(idle.count()) + " ms" +
+                         (silent ? " since the watch opened" : "");
     if (ctx_.monitor) ctx_.monitor->onUnreachable(detail);
     HttpResult r;
     r.error = detail;
-    retryAfterFailure(RestartReason::Stall, r, Phase::Watch, "watch");
+    retryAfterFailure(RestartReason::Stall, r, silent ? Phase::List : Phase::Watch, "watch");
   });
 }
 
@@ -544,7 +555,9 @@ void Reflector::onWatchData(uint64_t gen, std::string_view chunk) {
 }
 
 bool Reflector::onWatchLine(std::string_view line) {
-  auto ev = model::decodeWatchEvent(line, kind_);
+  // A reused buffer: the decoder pads it in place instead of allocating a padded copy per event.
+  lineBuf_.assign(line.data(), line.size());
+  auto ev = model::decodeWatchEvent(lineBuf_, kind_);
   if (!ev) {
     // Not a watch event at all (truncated or garbled line): the stream cannot be trusted past
     // this point, but everything before it was applied; re-watch from the last good RV.

@@ -207,6 +207,7 @@ class Reflector {
   MonotonicTime watchStartedAt_{};
   uint64_t watchBytes_ = 0;
   uint64_t watchEvents_ = 0;
+  std::string lineBuf_;
 
   std::unordered_map<std::string, std::shared_ptr<const model::Object>> store_;
   ReflectorStats stats_;

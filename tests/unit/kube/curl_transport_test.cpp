@@ -1,0 +1,204 @@
+// CurlTransport against the Kubernetes API test server over real HTTP and HTTPS sockets.
+#include "firstwork/kube/curl_transport.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fakes/fake_clock.hpp"
+#include "firstwork/sim/api_server.hpp"
+#include "kube_test_util.hpp"
+
+using namespace firstwork;
+using namespace firstwork::kube;
+using namespace std::chrono_literals;
+using firstwork::testing::runUntil;
+using firstwork::testing::TempDir;
+
+namespace {
+
+sim::ApiServerOptions opts(bool tls) {
+  sim::ApiServerOptions o;
+  o.tls = tls;
+  o.bookmarkInterval = 100ms;
+  return o;
+}
+
+RestConfig configFor(const sim::ApiServer& server) {
+  auto rc = loadKubeconfigFromString(server.kubeconfig("t"), "", "/tmp");
+  REQUIRE(rc.ok());
+  return *rc;
+}
+
+HttpResult get(boost::asio::io_context& io, KubeTransport& t, const std::string& path) {
+  std::optional<HttpResult> out;
+  RequestCallbacks cb;
+  cb.onDone = [&](HttpResult r) { out = std::move(r); };
+  t.start(HttpRequest{path, false}, std::move(cb));
+  REQUIRE(runUntil(io, [&] { return out.has_value(); }));
+  return std::move(*out);
+}
+
+std::string podJson(const std::string& name) {
+  return nlohmann::json{{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", {{"name", name}, {"namespace", "default"}}}}
+      .dump();
+}
+
+}  // namespace
+
+TEST_CASE("GET over HTTP and over HTTPS with the cluster CA from the kubeconfig",
+          "[kube][transport][integration]") {
+  bool tls = GENERATE(false, true);
+  sim::ApiServer server(opts(tls));
+  server.start();
+  server.create("pods", podJson("a"));
+  boost::asio::io_context io;
+  RealClock clock;
+  auto rc = configFor(server);
+  CHECK(rc.caPem.empty() == !tls);
+  StaticCredentials creds(rc.token);
+  CurlTransport t(io, clock, rc, creds);
+  auto r = get(io, t, "/api/v1/pods");
+  CHECK(r.error.empty());
+  CHECK(r.head.status == 200);
+  CHECK(r.body.find("\"name\":\"a\"") != std::string::npos);
+  CHECK(t.active() == 0);
+}
+
+TEST_CASE("TLS is verified: a wrong CA or a wrong server name fails, tls-server-name works",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(opts(true));
+  server.start();
+  boost::asio::io_context io;
+  RealClock clock;
+  auto rc = configFor(server);
+  StaticCredentials creds(rc.token);
+
+  SECTION("no CA configured: the system trust store does not know the test CA") {
+    rc.caPem.clear();
+    CurlTransport t(io, clock, rc, creds);
+    auto r = get(io, t, "/api");
+    CHECK(r.head.status == 0);
+    CHECK_FALSE(r.error.empty());
+  }
+  SECTION("tls-server-name that the certificate does not name") {
+    rc.tlsServerName = "wrong.example.invalid";
+    CurlTransport t(io, clock, rc, creds);
+    auto r = get(io, t, "/api");
+    CHECK(r.head.status == 0);
+    CHECK_FALSE(r.error.empty());
+  }
+  SECTION("tls-server-name that the certificate names, while connecting to 127.0.0.1") {
+    rc.tlsServerName = "localhost";
+    CurlTransport t(io, clock, rc, creds);
+    auto r = get(io, t, "/api");
+    CHECK(r.error.empty());
+    CHECK(r.head.status == 200);
+  }
+  SECTION("insecure-skip-tls-verify connects without a CA") {
+    rc.caPem.clear();
+    rc.insecureSkipTlsVerify = true;
+    CurlTransport t(io, clock, rc, creds);
+    auto r = get(io, t, "/api");
+    CHECK(r.head.status == 200);
+  }
+}
+
+TEST_CASE("a 401 invalidates the credentials that were used", "[kube][transport][integration]") {
+  sim::ApiServer server(opts(false));
+  server.start();
+  boost::asio::io_context io;
+  testing::FakeClock clock;
+  TempDir dir;
+  auto rc = configFor(server);
+  TokenFileCredentials creds(clock, dir.write("token", "wrong"));
+  CurlTransport t(io, clock, rc, creds);
+  auto r = get(io, t, "/api/v1/pods");
+  CHECK(r.head.status == 401);
+  CHECK(creds.reads() == 1);
+  dir.write("token", server.token());
+  // No time has passed: only the 401 can make the next request re-read the file.
+  auto r2 = get(io, t, "/api/v1/pods");
+  CHECK(r2.head.status == 200);
+  CHECK(creds.reads() == 2);
+}
+
+TEST_CASE("a streaming request delivers bytes as they come and can be cancelled",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(opts(false));
+  server.start();
+  boost::asio::io_context io;
+  RealClock clock;
+  auto rc = configFor(server);
+  StaticCredentials creds(rc.token);
+  CurlTransport t(io, clock, rc, creds);
+  std::string received;
+  long status = 0;
+  bool done = false;
+  RequestCallbacks cb;
+  cb.onHead = [&](const ResponseHead& h) { status = h.status; };
+  cb.onData = [&](std::string_view d) { received.append(d); };
+  cb.onDone = [&](HttpResult) { done = true; };
+  auto id = t.start(HttpRequest{"/api/v1/pods?watch=true&allowWatchBookmarks=true&resourceVersion=" +
+                                    std::to_string(server.currentResourceVersion()),
+                                true},
+                    std::move(cb));
+  REQUIRE(runUntil(io, [&] { return status == 200 && server.openWatches("pods") == 1; }));
+  server.create("pods", podJson("streamed"));
+  REQUIRE(runUntil(io, [&] { return received.find("\"streamed\"") != std::string::npos; }));
+  t.cancel(id);
+  REQUIRE(runUntil(io, [&] { return t.active() == 0; }));
+  CHECK_FALSE(done);  // cancelled requests do not report
+  REQUIRE(runUntil(io, [&] { return server.openWatches("pods") == 0; }));
+}
+
+TEST_CASE("a refused connection is a transport error without status", "[kube][transport]") {
+  boost::asio::io_context io;
+  RealClock clock;
+  RestConfig rc;
+  rc.server = "http://127.0.0.1:1";  // nothing listens on port 1
+  StaticCredentials creds;
+  CurlTransport t(io, clock, rc, creds);
+  auto r = get(io, t, "/api");
+  CHECK(r.head.status == 0);
+  CHECK_FALSE(r.error.empty());
+}
+
+TEST_CASE("one loop thread drives a hundred concurrent watches", "[kube][transport][integration]") {
+  // 20 workers × 5 resources: every stream on the test thread, no thread per request.
+  auto o = opts(false);
+  sim::ApiServer server(o);
+  server.start();
+  boost::asio::io_context io;
+  RealClock clock;
+  auto rc = configFor(server);
+  StaticCredentials creds(rc.token);
+  CurlTransport t(io, clock, rc, creds);
+  const char* resources[] = {"pods", "nodes", "workloads", "resourceclaims", "resourceslices"};
+  const std::string paths[] = {"/api/v1/pods", "/api/v1/nodes", "/apis/kueue.x-k8s.io/v1beta2/workloads",
+                               "/apis/resource.k8s.io/v1/resourceclaims",
+                               "/apis/resource.k8s.io/v1/resourceslices"};
+  (void)resources;
+  int heads = 0;
+  size_t bytes = 0;
+  for (int i = 0; i < 100; ++i) {
+    RequestCallbacks cb;
+    cb.onHead = [&](const ResponseHead& h) { heads += h.status == 200; };
+    cb.onData = [&](std::string_view d) { bytes += d.size(); };
+    t.start(HttpRequest{paths[i % 5] + "?watch=true&allowWatchBookmarks=true&resourceVersion=" +
+                            std::to_string(server.currentResourceVersion()),
+                        true},
+            std::move(cb));
+  }
+  bool all = runUntil(io, [&] { return heads == 100 && server.openWatches() == 100; }, 20000ms);
+  INFO("heads=" << heads << " open=" << server.openWatches() << " active=" << t.active());
+  REQUIRE(all);
+  // Bookmarks flow on all of them (100 ms interval).
+  size_t before = bytes;
+  REQUIRE(runUntil(io, [&] { return bytes > before + 100 * 50; }, 10000ms));
+  CHECK(t.active() == 100);
+}

@@ -1,0 +1,77 @@
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "firstwork/kube/observer.hpp"
+#include "firstwork/kube/reflector.hpp"
+#include "firstwork/model/object.hpp"
+
+namespace firstwork::testing {
+
+/// An EventSink that keeps every event and mirrors the store by UID (what a consumer sees).
+class RecordingSink final : public kube::EventSink {
+ public:
+  struct Seen {
+    model::EventType type;
+    kube::EventOrigin origin;
+    std::string name;
+    std::string uid;
+    std::string rv;
+    std::string previousRv;  // "" when no previous
+  };
+  void onEvent(const kube::ObjectEvent& ev) override {
+    const auto& m = model::metaOf(*ev.object);
+    Seen s{ev.type, ev.origin, m.name, m.uid, m.resourceVersion,
+           ev.previous ? model::metaOf(*ev.previous).resourceVersion : std::string()};
+    events.push_back(s);
+    if (ev.type == model::EventType::Deleted) {
+      mirror.erase(m.uid);
+    } else {
+      mirror[m.uid] = m.resourceVersion;
+    }
+  }
+  void onSynced(std::string_view, model::Kind) override { ++synced; }
+
+  std::vector<Seen> events;
+  std::map<std::string, std::string> mirror;  // uid → resourceVersion
+  int synced = 0;
+};
+
+/// A KubeObserver that counts what it is told.
+class RecordingObserver final : public kube::KubeObserver {
+ public:
+  void onRequest(std::string_view, std::string_view, kube::RequestKind kind, long status) override {
+    ++requests[{std::string(kube::requestKindName(kind)), status}];
+  }
+  void onEvent(std::string_view, std::string_view, model::EventType type, bool synthetic) override {
+    ++events[{static_cast<int>(type), synthetic}];
+  }
+  void onRestart(std::string_view, std::string_view, kube::RestartReason reason) override {
+    ++restarts[std::string(kube::restartReasonName(reason))];
+  }
+  void onDecodeError(std::string_view, std::string_view) override { ++decodeErrors; }
+  void onWatchUp(std::string_view, std::string_view, bool up) override { watchUp = up; }
+  void onTrackedObjects(std::string_view, std::string_view, size_t count) override {
+    tracked = count;
+  }
+  void onStateChange(std::string_view, std::string_view, kube::ReflectorState s) override {
+    states.push_back(s);
+  }
+  void onClockSkew(std::string_view, double seconds) override { skew = seconds; }
+  void onConnection(std::string_view, const kube::ConnectionEvent& ev) override {
+    connections.push_back(ev);
+  }
+
+  std::map<std::pair<std::string, long>, int> requests;
+  std::map<std::pair<int, bool>, int> events;
+  std::map<std::string, int> restarts;
+  int decodeErrors = 0;
+  bool watchUp = false;
+  size_t tracked = 0;
+  std::vector<kube::ReflectorState> states;
+  double skew = 0;
+  std::vector<kube::ConnectionEvent> connections;
+};
+
+}  // namespace firstwork::testing

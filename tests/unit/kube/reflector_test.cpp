@@ -1,0 +1,429 @@
+#include "firstwork/kube/reflector.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include "fakes/fake_clock.hpp"
+#include "fakes/fake_transport.hpp"
+#include "firstwork/kube/api_discovery.hpp"
+#include "firstwork/kube/connection_monitor.hpp"
+#include "kube_test_util.hpp"
+#include "recording.hpp"
+
+using namespace firstwork;
+using namespace firstwork::kube;
+using namespace std::chrono_literals;
+using firstwork::testing::FakeClock;
+using firstwork::testing::FakeTransport;
+using firstwork::testing::RecordingObserver;
+using firstwork::testing::RecordingSink;
+using model::EventType;
+
+namespace {
+
+std::string pod(const std::string& name, const std::string& uid, const std::string& rv) {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+         R"(","namespace":"ns","uid":")" + uid + R"(","resourceVersion":")" + rv +
+         R"(","creationTimestamp":"2026-05-01T10:00:00Z"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}})";
+}
+
+std::string list(const std::string& rv, const std::vector<std::string>& items,
+                 const std::string& cont = "") {
+  std::string out = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv +
+                    R"(")" + (cont.empty() ? "" : R"(,"continue":")" + cont + R"(")") +
+                    R"(},"items":[)";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+  return out + "]}";
+}
+
+std::string event(const std::string& type, const std::string& object) {
+  return R"({"type":")" + type + R"(","object":)" + object + "}\n";
+}
+
+std::string bookmark(const std::string& rv) {
+  return R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":")" +
+         rv + R"("}}})" + "\n";
+}
+
+const std::string kExpiredEvent =
+    R"js({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 10 (12)","reason":"Expired","code":410}})js"
+    "\n";
+const std::string kExpiredStatus =
+    R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"The provided continue parameter is too old","reason":"Expired","code":410})";
+
+struct Harness {
+  boost::asio::io_context io;
+  FakeClock clock;
+  FakeTransport transport;
+  RecordingSink sink;
+  RecordingObserver observer;
+  ConnectionMonitor monitor{clock, "c1", &observer};
+  ApiDiscovery discovery{transport, clock, 5min, &monitor};
+  std::unique_ptr<Reflector> reflector;
+  size_t seen = 0;
+
+  explicit Harness(model::Kind kind = model::Kind::Pod, ReflectorOptions opts = fastOptions()) {
+    Reflector::Context ctx;
+    ctx.cluster = "c1";
+    ctx.transport = &transport;
+    ctx.discovery = &discovery;
+    ctx.monitor = &monitor;
+    ctx.observer = &observer;
+    reflector = std::make_unique<Reflector>(io, clock, ctx, kind, sink, opts);
+  }
+
+  static ReflectorOptions fastOptions() {
+    ReflectorOptions o;
+    o.backoff.initial = 1ms;
+    o.backoff.max = 4ms;
+    o.backoff.jitter = 0;
+    o.seed = 99;
+    return o;
+  }
+
+  /// The next request the reflector makes (after the ones already looked at).
+  FakeTransport::Request& next() {
+    REQUIRE(firstwork::testing::runUntil(io, [&] { return transport.requests().size() > seen; },
+                                        5000ms));
+    return transport.requests()[seen++];
+  }
+
+  /// Runs the initial LIST with the given pods (one page) and opens the watch.
+  FakeTransport::Request& syncWith(const std::string& rv, const std::vector<std::string>& pods) {
+    reflector->start();
+    auto& l = next();
+    transport.respond(l, 200, list(rv, pods));
+    auto& w = next();
+    REQUIRE(w.request.streaming);
+    transport.head(w, 200);
+    return w;
+  }
+};
+
+bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+TEST_CASE("the first LIST is paginated from resourceVersion 0, then a WATCH from its RV",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  CHECK(p1.request.path == "/api/v1/pods?limit=500&resourceVersion=0");
+  CHECK_FALSE(p1.request.streaming);
+  h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5"), pod("b", "u2", "6")}, "tok/1"));
+  auto& p2 = h.next();
+  // The continue token replaces the RV (the API rejects both); it is URL-encoded.
+  CHECK(p2.request.path == "/api/v1/pods?limit=500&continue=tok%2F1");
+  CHECK(h.sink.events.empty());  // nothing before the whole list is in
+  h.transport.respond(p2, 200, list("10", {pod("c", "u3", "7")}));
+
+  REQUIRE(h.sink.events.size() == 3);
+  for (const auto& e : h.sink.events) {
+    CHECK(e.type == EventType::Added);
+    CHECK(e.origin == EventOrigin::InitialList);
+  }
+  CHECK(h.sink.synced == 1);
+  CHECK(h.reflector->synced());
+  CHECK(h.reflector->size() == 3);
+  CHECK(h.observer.tracked == 3);
+
+  auto& w = h.next();
+  CHECK(w.request.streaming);
+  CHECK(startsWith(w.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds="));
+  auto pos = w.request.path.find("timeoutSeconds=") + 15;
+  int timeout = std::stoi(w.request.path.substr(pos));
+  CHECK(timeout >= 300);  // 5–10 min, as client-go
+  CHECK(timeout <= 600);
+  CHECK(w.request.path.substr(w.request.path.size() - 11) == "&watch=true");
+  h.transport.head(w, 200);
+  CHECK(h.observer.watchUp);
+  CHECK(h.reflector->state() == ReflectorState::Watching);
+}
+
+TEST_CASE("watch events update the store and a clean end resumes from the last RV (bookmarks included)",
+          "[kube][reflector]") {
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5"), pod("b", "u2", "6")});
+  h.sink.events.clear();
+  // One chunk holding two events and half of a third; the rest in the next chunk.
+  std::string stream = event("ADDED", pod("c", "u3", "11")) + event("MODIFIED", pod("a", "u1", "12")) +
+                       event("DELETED", pod("b", "u2", "13")) + bookmark("20");
+  h.transport.data(w, stream.substr(0, 150));
+  h.transport.data(w, stream.substr(150));
+  REQUIRE(h.sink.events.size() == 3);
+  CHECK(h.sink.events[0].type == EventType::Added);
+  CHECK(h.sink.events[0].origin == EventOrigin::Watch);
+  CHECK(h.sink.events[1].type == EventType::Modified);
+  CHECK(h.sink.events[1].previousRv == "5");
+  CHECK(h.sink.events[2].type == EventType::Deleted);
+  CHECK(h.sink.events[2].previousRv == "6");
+  CHECK(h.reflector->resourceVersion() == "20");
+  CHECK(h.reflector->size() == 2);
+
+  // A duplicate of what we hold (same RV) is not an event.
+  h.transport.data(w, event("MODIFIED", pod("a", "u1", "12")) + bookmark("20"));
+  CHECK(h.sink.events.size() == 3);
+
+  h.transport.end(w);  // timeoutSeconds reached
+  auto& w2 = h.next();
+  CHECK(startsWith(w2.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=20&"));
+  CHECK(h.reflector->stats().restarts_for(RestartReason::StreamEnd) == 1);
+  CHECK(h.reflector->stats().listRequests == 1);  // no relist
+}
+
+TEST_CASE("ERROR 410 relists at the last RV and emits synthetic events for the difference",
+          "[kube][reflector]") {
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5"), pod("b", "u2", "6"), pod("c", "u3", "7")});
+  h.sink.events.clear();
+  h.transport.data(w, bookmark("15") + kExpiredEvent);
+  CHECK(w.cancelled);
+  CHECK_FALSE(h.observer.watchUp);
+  auto& l = h.next();
+  CHECK(l.request.path == "/api/v1/pods?limit=500&resourceVersion=15");
+  // Server now: a modified (rv 30), c unchanged, d new; b is gone.
+  h.transport.respond(l, 200, list("40", {pod("a", "u1", "30"), pod("c", "u3", "7"), pod("d", "u4", "35")}));
+  REQUIRE(h.sink.events.size() == 3);
+  CHECK(h.sink.events[0].type == EventType::Deleted);
+  CHECK(h.sink.events[0].uid == "u2");
+  CHECK(h.sink.events[0].origin == EventOrigin::Relist);
+  CHECK(h.sink.events[1].type == EventType::Modified);
+  CHECK(h.sink.events[1].uid == "u1");
+  CHECK(h.sink.events[1].previousRv == "5");
+  CHECK(h.sink.events[2].type == EventType::Added);
+  CHECK(h.sink.events[2].uid == "u4");
+  CHECK(h.sink.synced == 1);  // synced is reported once
+  CHECK(h.reflector->stats().restarts_for(RestartReason::Expired) == 1);
+  CHECK(h.observer.restarts["expired"] == 1);
+  CHECK(h.observer.events[{static_cast<int>(EventType::Deleted), true}] == 1);
+  auto& w2 = h.next();
+  CHECK(startsWith(w2.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=40&"));
+}
+
+TEST_CASE("a LIST refused at the last RV falls back to a quorum read", "[kube][reflector]") {
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  h.transport.end(w);  // clean end
+  auto& w2 = h.next();
+  h.transport.respond(w2, 410, kExpiredStatus);  // HTTP 410 on the watch itself
+  auto& l = h.next();
+  CHECK(l.request.path == "/api/v1/pods?limit=500&resourceVersion=10");
+  // kube-apiserver: too large RV ⇒ 504 Timeout with cause ResourceVersionTooLarge.
+  h.transport.respond(
+      l, 504,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Too large resource version","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}]},"code":504})");
+  auto& l2 = h.next();
+  CHECK(l2.request.path == "/api/v1/pods?limit=500");  // RV unset: consistent read
+  h.transport.respond(l2, 200, list("50", {pod("a", "u1", "5")}));
+  auto& w3 = h.next();
+  CHECK(startsWith(w3.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=50&"));
+}
+
+TEST_CASE("an expired continue token restarts the LIST; a second expiry reads it whole",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5")}, "c1"));
+  auto& p2 = h.next();
+  h.transport.respond(p2, 410, kExpiredStatus);
+  auto& again = h.next();
+  CHECK(again.request.path == "/api/v1/pods?limit=500&resourceVersion=0");
+  h.transport.respond(again, 200, list("12", {pod("a", "u1", "5")}, "c2"));
+  auto& p2b = h.next();
+  CHECK(p2b.request.path == "/api/v1/pods?limit=500&continue=c2");
+  h.transport.respond(p2b, 410, kExpiredStatus);
+  auto& whole = h.next();
+  CHECK(whole.request.path == "/api/v1/pods?resourceVersion=0");
+  h.transport.respond(whole, 200, list("14", {pod("a", "u1", "5"), pod("b", "u2", "13")}));
+  // Items of abandoned attempts are not duplicated.
+  CHECK(h.sink.events.size() == 2);
+  CHECK(h.reflector->size() == 2);
+  CHECK(h.reflector->stats().restarts_for(RestartReason::Expired) == 2);
+}
+
+TEST_CASE("a malformed line re-watches from the last good RV", "[kube][reflector]") {
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  h.transport.data(w, event("ADDED", pod("b", "u2", "11")) + "{\"type\":\"MODIFIED\",\"obj\n" +
+                          event("ADDED", pod("c", "u3", "12")));
+  CHECK(w.cancelled);
+  CHECK(h.reflector->size() == 2);  // b applied, nothing after the bad line
+  auto& w2 = h.next();
+  CHECK(startsWith(w2.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=11&"));
+  CHECK(h.reflector->stats().restarts_for(RestartReason::DecodeError) == 1);
+  CHECK(h.observer.restarts["decode_error"] == 1);
+}
+
+TEST_CASE("an event whose object cannot be decoded is skipped, counted, and its RV kept",
+          "[kube][reflector]") {
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  std::string bad =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","namespace":"ns","uid":"u9","resourceVersion":"12","creationTimestamp":"not a time"}})";
+  h.transport.data(w, event("ADDED", bad) + event("ADDED", pod("b", "u2", "13")));
+  CHECK_FALSE(w.cancelled);
+  CHECK(h.reflector->size() == 2);
+  CHECK(h.reflector->find("u9") == nullptr);
+  CHECK(h.reflector->stats().decodeErrors == 1);
+  CHECK(h.observer.decodeErrors == 1);
+  CHECK(h.reflector->resourceVersion() == "13");
+  h.transport.data(w, event("ADDED", bad));
+  CHECK(h.reflector->resourceVersion() == "12");  // the undecodable event still moves the RV
+}
+
+TEST_CASE("a watch line over the size limit restarts the watch", "[kube][reflector]") {
+  auto opts = Harness::fastOptions();
+  opts.maxLineBytes = 1024;
+  Harness h(model::Kind::Pod, opts);
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  h.transport.data(w, std::string(600, ' '));
+  h.transport.data(w, std::string(600, ' '));
+  CHECK(w.cancelled);
+  auto& w2 = h.next();
+  CHECK(w2.request.streaming);
+  CHECK(h.reflector->stats().restarts_for(RestartReason::TooLarge) == 1);
+}
+
+TEST_CASE("failures are retried with the reason counted; Retry-After is honoured",
+          "[kube][reflector]") {
+  auto opts = Harness::fastOptions();
+  Harness h(model::Kind::Pod, opts);
+  h.reflector->start();
+  auto& l1 = h.next();
+  h.transport.respond(l1, 500, R"({"kind":"Status","code":500,"message":"boom"})");
+  auto& l2 = h.next();
+  CHECK(l2.request.path == "/api/v1/pods?limit=500&resourceVersion=0");
+  ResponseHead ra;
+  ra.retryAfter = 1s;
+  auto t0 = std::chrono::steady_clock::now();
+  h.transport.respond(l2, 429, R"({"kind":"Status","code":429})", ra);
+  auto& l3 = h.next();
+  // The backoff is at most 4 ms here, so only Retry-After explains a wait of ≥ 1 s.
+  CHECK(std::chrono::steady_clock::now() - t0 >= 1s);
+  h.transport.fail(l3, "Connection refused");
+  auto& l4 = h.next();
+  h.transport.respond(l4, 401, R"({"kind":"Status","code":401})");
+  auto& l5 = h.next();
+  h.transport.respond(l5, 200, list("10", {}));
+  CHECK(h.reflector->synced());
+  const auto& s = h.reflector->stats();
+  CHECK(s.restarts_for(RestartReason::HttpError) == 1);
+  CHECK(s.restarts_for(RestartReason::Throttled) == 1);
+  CHECK(s.restarts_for(RestartReason::TransportError) == 1);
+  CHECK(s.restarts_for(RestartReason::Unauthorized) == 1);
+  // Connection view: refused ⇒ disconnected, the next answer ⇒ connected again.
+  REQUIRE(h.monitor.history().size() >= 2);
+  CHECK_FALSE(h.monitor.history()[h.monitor.history().size() - 2].connected);
+  CHECK(h.monitor.history().back().connected);
+}
+
+TEST_CASE("a cut stream resumes from the last RV without a relist", "[kube][reflector]") {
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  std::string e = event("ADDED", pod("b", "u2", "11"));
+  h.transport.data(w, e + e.substr(0, 40));  // cut in the middle of the second event
+  h.transport.end(w, "", "transfer closed with outstanding read data remaining");
+  auto& w2 = h.next();
+  CHECK(startsWith(w2.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=11&"));
+  CHECK(h.reflector->stats().restarts_for(RestartReason::TransportError) == 1);
+  CHECK(h.reflector->stats().listRequests == 1);
+  // A cut after an answer is not a disconnection.
+  CHECK(h.monitor.connected() == true);
+}
+
+TEST_CASE("a silent watch is restarted by the stall watchdog", "[kube][reflector]") {
+  auto opts = Harness::fastOptions();
+  opts.stallTimeout = 50ms;
+  Harness h(model::Kind::Pod, opts);
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  h.transport.data(w, bookmark("11"));
+  // The watchdog measures idleness with the injected clock; let it look silent.
+  h.clock.advance(1s);
+  REQUIRE(firstwork::testing::runUntil(h.io, [&] { return w.cancelled; }, 5000ms));
+  auto& w2 = h.next();
+  CHECK(startsWith(w2.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=11&"));
+  CHECK(h.reflector->stats().restarts_for(RestartReason::Stall) == 1);
+  CHECK(h.monitor.connected() == false);
+}
+
+TEST_CASE("a watch silent from its start is replaced by a relist", "[kube][reflector]") {
+  // A server restored with a lower RV base accepts a watch from our (now future) RV and sends
+  // nothing, not even bookmarks: re-watching would hang again.
+  auto opts = Harness::fastOptions();
+  opts.stallTimeout = 50ms;
+  Harness h(model::Kind::Pod, opts);
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  h.clock.advance(1s);
+  REQUIRE(firstwork::testing::runUntil(h.io, [&] { return w.cancelled; }, 5000ms));
+  auto& l = h.next();
+  CHECK(l.request.path == "/api/v1/pods?limit=500&resourceVersion=10");
+  CHECK(h.reflector->stats().restarts_for(RestartReason::Stall) == 1);
+}
+
+TEST_CASE("the Workload version is discovered: v1beta2 preferred, v1beta1 otherwise",
+          "[kube][reflector][discovery]") {
+  Harness h(model::Kind::Workload);
+  h.reflector->start();
+  auto& d = h.next();
+  CHECK(d.request.path == "/apis/kueue.x-k8s.io");
+  h.transport.respond(
+      d, 200,
+      R"({"kind":"APIGroup","apiVersion":"v1","name":"kueue.x-k8s.io","versions":[{"groupVersion":"kueue.x-k8s.io/v1beta1","version":"v1beta1"}],"preferredVersion":{"groupVersion":"kueue.x-k8s.io/v1beta1","version":"v1beta1"}})");
+  auto& l = h.next();
+  CHECK(l.request.path == "/apis/kueue.x-k8s.io/v1beta1/workloads?limit=500&resourceVersion=0");
+  CHECK(h.reflector->version() == "v1beta1");
+
+  Harness h2(model::Kind::ResourceSlice);
+  h2.reflector->start();
+  auto& d2 = h2.next();
+  CHECK(d2.request.path == "/apis/resource.k8s.io");
+  h2.transport.respond(
+      d2, 200,
+      R"({"kind":"APIGroup","name":"resource.k8s.io","versions":[{"version":"v1beta1"},{"version":"v1"},{"version":"v1beta2"}]})");
+  auto& l2 = h2.next();
+  CHECK(l2.request.path == "/apis/resource.k8s.io/v1/resourceslices?limit=500&resourceVersion=0");
+}
+
+TEST_CASE("a group the server does not serve is reported once and re-checked rarely",
+          "[kube][reflector][discovery]") {
+  auto opts = Harness::fastOptions();
+  opts.unavailableRecheck = 30ms;
+  Harness h(model::Kind::ResourceClaim, opts);
+  h.reflector->start();
+  auto& d = h.next();
+  h.transport.respond(d, 404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
+  CHECK(h.reflector->unavailable());
+  CHECK(h.reflector->settled());  // does not block readiness
+  CHECK_FALSE(h.reflector->synced());
+  // Re-checked after the interval (not in a hot loop: exactly one request per interval).
+  auto t0 = std::chrono::steady_clock::now();
+  auto& d2 = h.next();
+  CHECK(std::chrono::steady_clock::now() - t0 >= 25ms);
+  CHECK(d2.request.path == "/apis/resource.k8s.io");
+  // Served, but only a version we do not understand: still unavailable.
+  h.transport.respond(d2, 200, R"({"kind":"APIGroup","versions":[{"version":"v1alpha3"}]})");
+  CHECK(h.reflector->unavailable());
+  auto& d3 = h.next();
+  h.transport.respond(d3, 200, R"({"kind":"APIGroup","versions":[{"version":"v1beta2"}]})");
+  auto& l = h.next();
+  CHECK(l.request.path == "/apis/resource.k8s.io/v1beta2/resourceclaims?limit=500&resourceVersion=0");
+  int unavailableStates = 0;
+  for (auto s : h.observer.states) unavailableStates += s == ReflectorState::Unavailable;
+  CHECK(unavailableStates == 1);  // one transition, though checked three times
+}
+
+TEST_CASE("stop() silences the reflector", "[kube][reflector]") {
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  h.reflector->stop();
+  CHECK(w.cancelled);
+  CHECK(h.reflector->state() == ReflectorState::Stopped);
+  size_t before = h.sink.events.size();
+  h.transport.data(w, event("ADDED", pod("b", "u2", "11")));  // ignored: cancelled
+  firstwork::testing::drain(h.io);
+  CHECK(h.sink.events.size() == before);
+  CHECK(h.transport.requests().size() == 2);
+}
