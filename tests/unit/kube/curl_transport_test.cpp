@@ -202,3 +202,27 @@ TEST_CASE("one loop thread drives a hundred concurrent watches", "[kube][transpo
   REQUIRE(runUntil(io, [&] { return bytes > before + 100 * 50; }, 10000ms));
   CHECK(t.active() == 100);
 }
+
+TEST_CASE("proxy-url and client certificates reach curl", "[kube][transport][integration]") {
+  sim::ApiServer server(opts(true));
+  server.start();
+  boost::asio::io_context io;
+  RealClock clock;
+  auto rc = configFor(server);
+  StaticCredentials creds(rc.token);
+  SECTION("a proxy that does not listen makes the request fail although the server is up") {
+    rc.proxyUrl = "http://127.0.0.1:1";
+    CurlTransport t(io, clock, rc, creds);
+    auto r = get(io, t, "/api");
+    CHECK(r.head.status == 0);
+    CHECK_FALSE(r.error.empty());
+  }
+  SECTION("a client certificate that is not PEM is refused before anything is sent") {
+    rc.clientCertPem = "not a certificate";
+    rc.clientKeyPem = "not a key";
+    CurlTransport t(io, clock, rc, creds);
+    auto r = get(io, t, "/api");
+    CHECK(r.head.status == 0);
+    CHECK_FALSE(r.error.empty());
+  }
+}

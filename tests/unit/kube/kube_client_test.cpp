@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cmath>
+#include <fstream>
 #include <boost/asio/io_context.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -193,6 +195,7 @@ void faultScenario(bool tls, const std::function<void(Fixture&)>& fault,
   f.requireConverged(r);
   INFO("restart reason " << reason);
   CHECK(f.observer.restarts[reason] >= 1);
+  CHECK(f.sink.violations == 0);
   CHECK(r.stats().restarts_for(RestartReason::Unauthorized) ==
         static_cast<uint64_t>(f.observer.restarts["unauthorized"]));
 }
@@ -218,8 +221,13 @@ TEST_CASE("an initial list of 10,000 pods arrives over 20 pages, then the watch 
   f.server.update("pods", podJson("p-18", 5));
   f.requireConverged(r);
   CHECK(f.server.stats().listRequests == 20);  // no relist
+  CHECK(f.observer.requests[{"list", 200}] == 20);
   CHECK(f.observer.watchUp);
+  CHECK(f.sink.violations == 0);
   CHECK(f.client->connection().connected() == true);
+  // The server's Date header against our clock: same machine, so within a second or two.
+  CHECK(f.observer.skewReports > 0);
+  CHECK(std::abs(f.observer.skew) <= 2.0);
 }
 
 TEST_CASE("a stream cut mid-event resumes from the last RV", "[kube][client][integration]") {
@@ -420,4 +428,74 @@ TEST_CASE("Workloads are discovered and watched over HTTPS", "[kube][client][int
   f.server.remove("workloads", "team-a", "w-3");
   REQUIRE(runUntil(f.io, [&] { return storeSet(r) == serverSet(f.server, "workloads"); }));
   CHECK(r.size() == 30);
+}
+
+namespace {
+int processThreads() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("a management cluster and 20 workers with 5 resources each run on the loop thread",
+          "[kube][client][integration]") {
+  // One API server stands in for all 21 clusters; each KubeClient has its own transport and
+  // curl multi handle, as in the daemon. 105 watches, and no thread per request.
+  auto so = serverOptions(false);
+  sim::ApiServer server(so);
+  server.start();
+  for (int i = 0; i < 10; ++i) {
+    server.create("pods", podJson("p-" + std::to_string(i), 0));
+  }
+  auto rc = loadKubeconfigFromString(server.kubeconfig("t"), "", "/tmp");
+  REQUIRE(rc.ok());
+  boost::asio::io_context io;
+  RealClock clock;
+  RecordingObserver observer;
+  std::vector<std::unique_ptr<RecordingSink>> sinks;
+  std::vector<std::unique_ptr<KubeClient>> clients;
+  const model::Kind kinds[] = {model::Kind::Workload, model::Kind::Pod, model::Kind::ResourceClaim,
+                               model::Kind::ResourceSlice, model::Kind::Node};
+  {
+    // The server creates its worker pool when it accepts its first connection: let it, so the
+    // thread count below measures the clients only.
+    StaticCredentials creds(rc->token);
+    CurlTransport warm(io, clock, *rc, creds);
+    bool done = false;
+    RequestCallbacks cb;
+    cb.onDone = [&](HttpResult) { done = true; };
+    warm.start(HttpRequest{"/api", false}, std::move(cb));
+    REQUIRE(runUntil(io, [&] { return done; }));
+  }
+  int before = processThreads();
+  for (int c = 0; c < 21; ++c) {
+    clients.push_back(std::make_unique<KubeClient>(io, clock, "cluster-" + std::to_string(c), *rc,
+                                                   fastOptions(), &observer));
+    for (auto k : kinds) {
+      sinks.push_back(std::make_unique<RecordingSink>());
+      clients.back()->addReflector(k, *sinks.back());
+    }
+    clients.back()->start();
+  }
+  REQUIRE(runUntil(io, [&] {
+    for (const auto& c : clients) {
+      if (!c->settled()) return false;
+    }
+    return server.openWatches() == 105;
+  }, 30000ms));
+  int after = processThreads();
+  INFO("threads before=" << before << " after=" << after);
+  // The server's worker pool exists already; curl resolves 127.0.0.1 without a thread.
+  CHECK(after - before <= 2);
+  server.create("pods", podJson("everyone-sees-this", 0));
+  REQUIRE(runUntil(io, [&] {
+    for (const auto& c : clients) {
+      if (c->reflector(model::Kind::Pod)->size() != 11) return false;
+    }
+    return true;
+  }));
 }

@@ -25,6 +25,16 @@ class RecordingSink final : public kube::EventSink {
     Seen s{ev.type, ev.origin, m.name, m.uid, m.resourceVersion,
            ev.previous ? model::metaOf(*ev.previous).resourceVersion : std::string()};
     events.push_back(s);
+    // What a consumer relies on: Added only for unknown objects, Modified/Deleted only for
+    // known ones, `previous` exactly what was delivered last, nothing repeated.
+    auto it = mirror.find(m.uid);
+    if (ev.type == model::EventType::Added) {
+      if (it != mirror.end() || ev.previous) ++violations;
+    } else if (it == mirror.end() || !ev.previous || s.previousRv != it->second) {
+      ++violations;
+    } else if (ev.type == model::EventType::Modified && s.rv == it->second) {
+      ++violations;  // a "change" to the same version is a duplicate
+    }
     if (ev.type == model::EventType::Deleted) {
       mirror.erase(m.uid);
     } else {
@@ -36,6 +46,7 @@ class RecordingSink final : public kube::EventSink {
   std::vector<Seen> events;
   std::map<std::string, std::string> mirror;  // uid → resourceVersion
   int synced = 0;
+  int violations = 0;
 };
 
 /// A KubeObserver that counts what it is told.
@@ -58,7 +69,10 @@ class RecordingObserver final : public kube::KubeObserver {
   void onStateChange(std::string_view, std::string_view, kube::ReflectorState s) override {
     states.push_back(s);
   }
-  void onClockSkew(std::string_view, double seconds) override { skew = seconds; }
+  void onClockSkew(std::string_view, double seconds) override {
+    skew = seconds;
+    ++skewReports;
+  }
   void onConnection(std::string_view, const kube::ConnectionEvent& ev) override {
     connections.push_back(ev);
   }
@@ -71,6 +85,7 @@ class RecordingObserver final : public kube::KubeObserver {
   size_t tracked = 0;
   std::vector<kube::ReflectorState> states;
   double skew = 0;
+  int skewReports = 0;
   std::vector<kube::ConnectionEvent> connections;
 };
 

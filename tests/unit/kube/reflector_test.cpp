@@ -427,3 +427,36 @@ TEST_CASE("stop() silences the reflector", "[kube][reflector]") {
   CHECK(h.sink.events.size() == before);
   CHECK(h.transport.requests().size() == 2);
 }
+
+TEST_CASE("the connection monitor reports clock skew and transitions once", "[kube][connection]") {
+  FakeClock clock;
+  RecordingObserver observer;
+  ConnectionMonitor m(clock, "w1", &observer);
+  CHECK_FALSE(m.connected().has_value());
+  ResponseHead h;
+  h.status = 200;
+  h.date = clock.systemNow() + 5s;  // server clock 5 s ahead
+  m.onResponse(h);
+  CHECK(observer.skew == Approx(5.0));
+  CHECK(m.connected() == true);
+  m.onResponse(h);  // still connected: no second event
+  CHECK(observer.connections.size() == 1);
+  clock.advance(30s);
+  m.onBytes();  // last contact at +30 s
+  SystemTime contact = clock.systemNow();
+  clock.advance(10s);
+  m.onUnreachable("Connection refused");
+  m.onUnreachable("Connection refused");
+  REQUIRE(observer.connections.size() == 2);
+  CHECK_FALSE(observer.connections[1].connected);
+  CHECK(observer.connections[1].lastContact == contact);
+  CHECK(observer.connections[1].at == contact + 10s);
+  CHECK(observer.connections[1].detail == "Connection refused");
+  h.status = 503;  // a 5xx (perhaps from a proxy) does not prove the server is back
+  h.date.reset();
+  m.onResponse(h);
+  CHECK(m.connected() == false);
+  h.status = 401;
+  m.onResponse(h);
+  CHECK(m.connected() == true);
+}
