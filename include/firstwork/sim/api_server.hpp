@@ -56,7 +56,7 @@ struct ApiServerStats {
 struct ApiRequestRecord {
   std::string method;
   std::string path;  // decoded path, no query
-  std::vector<std::pair<std::string, std::string>> params;  // decoded query, in request order
+  std::vector<std::pair<std::string, std::string>> params;  // decoded query, sorted by key
   int status = 0;                                           // 200 for a watch that started
   bool watch = false;
   /// The value of query parameter `key` ("" when absent).
@@ -78,6 +78,17 @@ struct ApiRequestRecord {
 /// `admissionchecks`, `multikueueconfigs`, `pods`, `nodes`, `resourceclaims`, `resourceslices`).
 /// Thread-safe: tests and scenario players mutate objects from any thread while clients stream.
 /// Shares no code with the engine or the client.
+///
+/// Wire details (as kube-apiserver): stored objects and watch events carry kind/apiVersion of
+/// the served version; LIST items of built-in kinds (Pod, Node, ResourceClaim, ResourceSlice)
+/// omit kind/apiVersion, CRD list items (Kueue) include them. LIST is sorted by etcd key
+/// ("<namespace>/<name>"); `limit`/`continue` pages are one consistent snapshot at the first
+/// page's RV (rebuilt from history), and expire (410 + inconsistent continuation token) when
+/// history no longer covers that RV, after compactHistory() or restartWithNewRvBase().
+/// labelSelector and fieldSelector work on LIST and WATCH (a watched object that stops/starts
+/// matching yields DELETED/ADDED). ListOptions validation errors are 422 Invalid. Watch events
+/// are never gzip-compressed. Every response has a Date header. HTTP writes (POST/PUT/...) are
+/// 405: objects change only through this class.
 class ApiServer {
  public:
   explicit ApiServer(ApiServerOptions options = {});
@@ -102,8 +113,13 @@ class ApiServer {
   /// Creates an object (JSON). Fills metadata.uid (when absent), creationTimestamp (when
   /// absent), resourceVersion; emits ADDED. Returns the stored JSON. Throws on a duplicate
   /// namespace/name or bad JSON.
+  /// (Also: namespace defaults to "default" for namespaced kinds and is dropped for cluster-
+  /// scoped ones; metadata.generation defaults to 1 for CRDs and Pods; kind/apiVersion are set
+  /// to the served version. Unknown resource names throw std::invalid_argument.)
   std::string create(const std::string& resource, const std::string& json);
   /// Replaces an existing object (matched by namespace/name), keeps uid, bumps RV, emits MODIFIED.
+  /// (Also keeps creationTimestamp; bumps generation when spec changed and none is given. An
+  /// update that changes nothing is not written: no new RV, no event, like etcd.)
   std::string update(const std::string& resource, const std::string& json);
   /// Creates or updates.
   std::string apply(const std::string& resource, const std::string& json);
@@ -126,6 +142,8 @@ class ApiServer {
   void stallStreams(std::chrono::milliseconds duration);
   /// The next `count` requests answer `status` (e.g. 500 or 429) with a Status body; for 429 a
   /// Retry-After header of `retryAfterSeconds` is sent when given.
+  /// (Any authenticated request counts: list, watch, get, discovery. 401 is decided first.
+  /// Retry-After and details.retryAfterSeconds are sent for any status when given.)
   void failNextRequests(int status, int count, std::optional<int> retryAfterSeconds = {});
   /// Forgets all event history: a watch from any earlier RV gets in-band ERROR 410 (Expired);
   /// continue tokens issued so far expire (HTTP 410). With `expireOpenStreams`, open watch
@@ -133,6 +151,11 @@ class ApiServer {
   void compactHistory(bool expireOpenStreams = true);
   /// Simulates an API server restored/restarted with a new RV base: closes every stream, jumps
   /// the RV counter to `newBase` (which may be lower), and forgets history.
+  /// (Streams are dropped without a terminating chunk and idle connections are closed; the next
+  /// RV issued is newBase+1; stored objects keep their RVs. A later watch from an RV below
+  /// newBase gets in-band 410; one from an RV above the current RV is accepted and sends nothing
+  /// until the RV passes it, and a LIST with such an RV answers 504 ResourceVersionTooLarge after
+  /// tooLargeResourceVersionWait — both as kube-apiserver's watch cache does.)
   void restartWithNewRvBase(uint64_t newBase);
   /// Replaces the accepted token; requests with the old one get 401 from now on.
   void rotateToken(const std::string& newToken);

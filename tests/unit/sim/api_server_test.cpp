@@ -131,6 +131,8 @@ TEST_CASE("Discovery documents describe exactly the configured groups and versio
 
   auto version = get(s, "/version");
   REQUIRE(version.status == 200);
+  CHECK_FALSE(version.header("Date").empty());
+  CHECK(version.header("Content-Type") == "application/json");
   CHECK(version.json()["gitVersion"] == "v1.34.1");
   CHECK(version.json()["major"] == "1");
   CHECK(version.json()["minor"] == "34");
@@ -1048,6 +1050,64 @@ TEST_CASE("Many concurrent watches are all served", "[sim]") {
   }
   // Lists still get through while all those watches are open.
   CHECK(get(s, "/api/v1/pods").status == 200);
+}
+
+TEST_CASE("A watch from an RV above the latest sends nothing until the RV is passed", "[sim]") {
+  ApiServerOptions o;
+  o.bookmarkInterval = 20ms;
+  o.tooLargeResourceVersionWait = 50ms;
+  ApiServer s(o);
+  s.start();
+  s.create("pods", pod("a", "p1"));  // rv 1
+  StreamClient w(s.port(), watchPath("/api/v1/pods", "resourceVersion=3&allowWatchBookmarks=1"),
+                 kToken);
+  REQUIRE(eventuallyTrue([&] { return s.openWatches() == 1; }));
+  s.create("pods", pod("a", "p2"));  // rv 2: below the watch's RV
+  s.create("pods", pod("a", "p3"));  // rv 3: equal, already "seen"
+  s.create("pods", pod("a", "p4"));  // rv 4: sent
+  REQUIRE(w.waitBodyContains("\"p4\""));
+  // Nothing at or below RV 3 was sent; a bookmark may come once the latest RV reaches 3.
+  size_t events = 0;
+  for (const auto& l : w.lines()) {
+    auto e = parseLine(l);
+    if (e["type"] == "BOOKMARK") {
+      CHECK(rvOf(e["object"]) >= 3);
+    } else {
+      ++events;
+      CHECK(e["type"] == "ADDED");
+      CHECK(e["object"]["metadata"]["name"] == "p4");
+    }
+  }
+  CHECK(events == 1);
+  // Bookmarks go on with the latest RV.
+  const size_t seen = w.lines().size();
+  REQUIRE(w.waitLines(seen + 1));
+  CHECK(parseLine(w.lines()[seen])["object"]["metadata"]["resourceVersion"] == "4");
+
+  // A watch-list from a too-large RV waits, then ends with an in-band 504.
+  StreamClient wl(s.port(),
+                  watchPath("/api/v1/pods",
+                            "sendInitialEvents=true&allowWatchBookmarks=true&"
+                            "resourceVersionMatch=NotOlderThan&resourceVersion=50"),
+                  kToken);
+  REQUIRE(wl.waitFinalChunk());
+  REQUIRE(wl.lines().size() == 1);
+  auto err = parseLine(wl.lines()[0]);
+  CHECK(err["type"] == "ERROR");
+  CHECK(err["object"]["code"] == 504);
+  CHECK(err["object"]["message"] == "Too large resource version: 50, current: 4");
+}
+
+TEST_CASE("Writes over HTTP are refused with 405", "[sim]") {
+  ApiServer s;
+  s.start();
+  httplib::Client cli("127.0.0.1", s.port());
+  auto r = cli.Post("/api/v1/namespaces/a/pods", httplib::Headers{{"Authorization", "Bearer test-token"}},
+                    pod("a", "p1"), "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 405);
+  CHECK(Json::parse(r->body)["reason"] == "MethodNotAllowed");
+  CHECK(s.count("pods") == 0);
 }
 
 TEST_CASE("Requests are recorded without credentials", "[sim]") {

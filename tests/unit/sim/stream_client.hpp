@@ -51,7 +51,13 @@ class StreamClient {
 
   bool connected() const { return connected_; }
 
-  // Waits for `pred` over the client's state, at most `limit`.
+  bool waitBodyContains(const std::string& text,
+                        std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+    return waitFor([&] { return body_.find(text) != std::string::npos; }, limit);
+  }
+
+  // Waits for `pred` over the client's state, at most `limit`. `pred` runs under the client's
+  // lock: it must read members directly, not call the locking accessors.
   template <class Pred>
   bool waitFor(Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
     std::unique_lock<std::mutex> lk(mu_);
