@@ -183,6 +183,9 @@ bool readEventObject(Ctx& c, od::value& v, Kind kind, WatchEvent& ev) {
   c.clear();
   ev.decodeError.clear();
   ev.object.reset();
+  ev.resourceVersion.clear();
+  ev.initialEventsEnd = false;
+  ev.status = ApiStatus{};
   od::json_type t;
   if (!detail::typeOf(c, v, t)) return false;
   if (t == od::json_type::null) {
@@ -191,8 +194,6 @@ bool readEventObject(Ctx& c, od::value& v, Kind kind, WatchEvent& ev) {
   }
   switch (ev.type) {
     case EventType::Bookmark:
-      ev.resourceVersion.clear();
-      ev.initialEventsEnd = false;
       if (!readBookmark(c, v, ev)) {
         ev.decodeError = c.message();
       } else if (ev.resourceVersion.empty()) {
@@ -200,7 +201,6 @@ bool readEventObject(Ctx& c, od::value& v, Kind kind, WatchEvent& ev) {
       }
       break;
     case EventType::Error:
-      ev.status = ApiStatus{};
       if (!readApiStatus(c, v, ev.status)) ev.decodeError = c.message();
       break;
     default: {
@@ -239,7 +239,7 @@ Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
   if (auto st = rootObject(c, doc, root); !st) return makeError("watch event: " + st.error());
 
   WatchEvent ev;
-  bool haveType = false, haveObject = false, objectBeforeType = false;
+  bool haveType = false, haveObject = false, deferObject = false;
   std::string badType;
   bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
     if (k == "type") {
@@ -252,15 +252,17 @@ Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
       }
       ev.type = *t;
       haveType = true;
+      // A (duplicate) type after the object: decode the object again once the final type is known.
+      if (haveObject) deferObject = true;
       return true;
     }
     if (k == "object") {
       haveObject = true;
       if (!haveType) {
-        objectBeforeType = true;  // decoded after the loop, once the type is known
+        deferObject = true;  // decoded after the loop, once the type is known
         return true;
       }
-      objectBeforeType = false;
+      deferObject = false;
       if (!readEventObject(c, x, kind, ev)) return c.in("object");
       c.clear();
     }
@@ -271,17 +273,17 @@ Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
     return makeError("watch event: " + c.message());
   }
   if (!haveType) return makeError("watch event without a type");
-  if (objectBeforeType) {
+  if (!atEnd(doc)) return makeError("watch event: trailing content after the event object");
+  if (deferObject) {
     doc.rewind();
     od::value obj;
     if (auto e = doc.find_field_unordered("object").get(obj)) {
       return makeError(fmt::format("watch event: invalid JSON: {}", simdjson::error_message(e)));
     }
-    if (!readEventObject(c, obj, kind, ev)) return makeError("watch event: object." + c.message());
-    // find_field_unordered may leave the root object half-read; trailing text was already checked
-    // by the first pass reaching the end of the root object.
-  } else if (!atEnd(doc)) {
-    return makeError("watch event: trailing content after the event object");
+    if (!readEventObject(c, obj, kind, ev)) {
+      c.in("object");
+      return makeError("watch event: " + c.message());
+    }
   }
   if (!haveObject) ev.decodeError = "object: missing";
   bool objectEvent = ev.type == EventType::Added || ev.type == EventType::Modified ||

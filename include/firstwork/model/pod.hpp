@@ -39,12 +39,14 @@ struct Pod {
   std::string nodeName;
   int32_t schedulingGates = 0;  // len(spec.schedulingGates)
   /// Requests summed over regular containers (max with init containers), extended resources only.
+  /// A limit stands in for a missing request; sidecars (init containers with restartPolicy Always)
+  /// add to the sum, as in the scheduler's pod request calculation.
   ResourceList requests;
   std::vector<PodClaim> claims;
   PodPhase phase = PodPhase::Unknown;
   std::optional<SystemTime> startTime;
   std::vector<Condition> conditions;
-  std::vector<ContainerStatus> containers;
+  std::vector<ContainerStatus> containers;  // containerStatuses, then initContainerStatuses
 };
 
 }  // namespace firstwork::model

@@ -293,6 +293,17 @@ TEST_CASE("duplicate keys: the last occurrence wins", "[model][robustness]") {
                              Kind::Pod);
   REQUIRE(ev.ok());
   CHECK(ev->type == EventType::Deleted);
+  // A type repeated after the object decides how the object is read: a bookmark keeps no object.
+  auto late = decodeWatchEvent(R"({"type":"ADDED","object":{"metadata":{"name":"p","uid":"u",
+    "resourceVersion":"41"}},"type":"BOOKMARK"})",
+                               Kind::Pod);
+  REQUIRE(late.ok());
+  CHECK(late->type == EventType::Bookmark);
+  CHECK(late->resourceVersion == "41");
+  CHECK_FALSE(late->object.has_value());
+  CHECK_FALSE(decodeWatchEvent(R"({"object":{"metadata":{"resourceVersion":"1"}},"type":"BOOKMARK"} x)",
+                               Kind::Pod)
+                  .ok());
 }
 
 TEST_CASE("numbers and quantities out of range are errors, sums saturate", "[model][robustness]") {
