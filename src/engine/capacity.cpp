@@ -258,7 +258,10 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
   if (lw.multikueue && !lw.cycles.empty()) {
     Cycle& cy = lw.cycles.back();
     const LocalWorkload* h = home(lw);
-    if (h != nullptr && !cy.has(Milestone::Dispatched) && !cycleEnd(lw, cy, true)) {
+    // Candidates are followed while the workload waits; a cycle first seen already dispatched
+    // (restart, late relist) waited for the worker it went to.
+    if (h != nullptr && ((!cy.has(Milestone::Dispatched) && !cycleEnd(lw, cy, true)) ||
+                         cy.candidates.empty())) {
       cy.candidates = candidates(lw, *h);
     }
   }
@@ -404,7 +407,7 @@ std::vector<std::tuple<SystemTime, SystemTime, int64_t>> MilestoneEngine::State:
   return out;
 }
 
-void MilestoneEngine::State::integrate(SystemTime from, SystemTime to) {
+void MilestoneEngine::State::integrateStranded(SystemTime from, SystemTime to) {
   if (!(from < to)) return;
   for (const auto& [key, tl] : timelines) {
     const auto& [cl, cls] = key;
@@ -439,6 +442,12 @@ void MilestoneEngine::State::integrate(SystemTime from, SystemTime to) {
       piece(s, t1);
     });
   }
+}
+
+// GPU-seconds by state integrate the rates as they were over [from, to): the state settled at the
+// previous advance held until the events of this one.
+void MilestoneEngine::State::integrateRates(SystemTime from, SystemTime to) {
+  if (!(from < to)) return;
   const double secs = toSeconds(to - from);
   for (const auto& [key, lw] : logical) {
     for (const auto& [cls, r] : lw.rates) {

@@ -564,6 +564,8 @@ MilestoneEngine::MilestoneEngine(EngineConfig config)
     : s_(std::make_unique<State>(std::move(config))) {}
 
 MilestoneEngine::~MilestoneEngine() = default;
+MilestoneEngine::MilestoneEngine(MilestoneEngine&&) noexcept = default;
+MilestoneEngine& MilestoneEngine::operator=(MilestoneEngine&&) noexcept = default;
 
 void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
                                const model::Object& object, SystemTime observedAt) {
@@ -663,13 +665,14 @@ Outputs MilestoneEngine::advance(SystemTime now) {
   State& s = *s_;
   if (s.lastAdvance && now < *s.lastAdvance) now = *s.lastAdvance;
   s.inv.advanceTo(now);
+  s.integrateRates(s.lastAdvance.value_or(now), now);
   s.flush();
   s.classifyStuck(now);
   s.flush();  // stuck classification may exclude devices (intervals change)
   s.evaluateIncidents(now);
   s.updateReclaims(now);
   s.flush();
-  s.integrate(s.lastAdvance.value_or(now), now);
+  s.integrateStranded(s.lastAdvance.value_or(now), now);
   s.lastAdvance = now;
   s.prune(now);
   s.gc(now);

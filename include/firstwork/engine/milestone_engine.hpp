@@ -37,6 +37,8 @@ class MilestoneEngine {
   ~MilestoneEngine();
   MilestoneEngine(const MilestoneEngine&) = delete;
   MilestoneEngine& operator=(const MilestoneEngine&) = delete;
+  MilestoneEngine(MilestoneEngine&&) noexcept;
+  MilestoneEngine& operator=(MilestoneEngine&&) noexcept;
 
   /// One watch event of any watched kind on `cluster` (a configured cluster name). Slices, Nodes,
   /// Pods and ResourceClaims are also forwarded to the capacity inventory.

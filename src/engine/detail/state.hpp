@@ -341,7 +341,8 @@ struct MilestoneEngine::State {
   /// Σ over classes of strandedExcludingOwnFault on [a, b): pieces (from, to, devices).
   std::vector<std::tuple<SystemTime, SystemTime, int64_t>> incidentStranded(
       const std::string& cluster, SystemTime a, SystemTime b) const;
-  void integrate(SystemTime from, SystemTime to);
+  void integrateStranded(SystemTime from, SystemTime to);
+  void integrateRates(SystemTime from, SystemTime to);
   void prune(SystemTime now);
 
   // --- incidents (incidents.cpp)

@@ -25,6 +25,10 @@ using engine::Milestone;
 /// 2026-05-01T10:00:00Z, the origin of every test timeline.
 inline SystemTime t0() { return parseRfc3339("2026-05-01T10:00:00Z").value(); }
 inline SystemTime at(std::chrono::seconds s) { return t0() + s; }
+/// Unix milliseconds, as in cycle and incident ids.
+inline int64_t unixMs(SystemTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
 
 inline model::Condition cond(std::string type, bool status, std::string reason, SystemTime t,
                              std::string message = {}) {

@@ -1,0 +1,317 @@
+#include <catch2/catch.hpp>
+
+#include "drills.hpp"
+
+using namespace firstwork;
+using namespace firstwork::engine;
+using namespace firstwork::testing;
+using std::chrono::seconds;
+
+namespace {
+
+const std::string kIncident = "incident/w1/multikueue/" + std::to_string(unixMs(at(seconds(0))));
+
+// Drill 1 (design §5): 16 GPUs productive 8 min after reconnection, 16 after 12 min.
+// Pods of A run at R+4 min, of B at R+5 min.
+const ReconnectTimes kDrill1{seconds(240), seconds(480), seconds(300), seconds(720)};
+// Drill 2: 3 and 5 min.
+const ReconnectTimes kDrill2{seconds(120), seconds(180), seconds(150), seconds(300)};
+
+Harness runDrill(ReconnectTimes d, std::optional<Gap> gap = std::nullopt) {
+  Harness h(multiKueueConfigFor({"w1"}));
+  std::vector<std::string> probes;
+  if (gap) probes = {"manager", "w1"};
+  play(h, reconnectDrill(d), {seconds(2400)}, gap, probes);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("Design §5 drill: 32 idle GPUs at reconnection, 16 working after 8 min and 16 after 12 min = 320 GPU-minutes",
+          "[engine][incident]") {
+  Harness h = runDrill(kDrill1);
+  auto in = h.incident(kIncident);
+  REQUIRE(in);
+  CHECK(in->outcome == IncidentOutcome::Recovered);
+  CHECK(in->source == IncidentSource::MultiKueue);
+  CHECK(in->disconnectReason == "ClientConnectionFailed");
+  CHECK(*in->disconnectedAt == at(seconds(0)));
+  CHECK(*in->reconnectedAt == at(seconds(600)));
+  // stranded(t) = min(usable − productive, demand):
+  //   [R, R+8 min)      min(32 − 0, 32)  = 32
+  //   [R+8, R+12 min)   min(32 − 16, 16) = 16
+  //   from R+12 min     min(32 − 32, 0)  = 0  → recovered
+  // ∫ = 32 × 8 + 16 × 4 = 256 + 64 = 320 GPU-minutes = 19,200 GPU-seconds (5.33 GPU-h).
+  CHECK(in->strandedGpuSeconds == Approx(19200));
+  CHECK(in->strandedGpuSeconds / 60 == Approx(320));
+  CHECK(*in->recoveredAt == at(seconds(600 + 720)));
+  CHECK(in->recoverySeconds == Approx(720));
+  CHECK(in->disconnectedSeconds == Approx(600));
+  CHECK(in->usableGpus == 32);
+  CHECK(in->demandGpus == 32);
+  CHECK(*in->firstDispatchedAt == at(seconds(660)));
+  CHECK(*in->firstRunningAt == at(seconds(840)));
+  CHECK(*in->firstWorkAt == at(seconds(1080)));
+  CHECK(*in->lastProductiveAt == at(seconds(1320)));
+  CHECK(in->excludedWorkloads == 0);
+
+  auto recovery = h.observation("obs/recovery/" + kIncident);
+  REQUIRE(recovery);
+  CHECK(recovery->seconds == Approx(720));
+  CHECK(recovery->outcome == "recovered");
+  CHECK(recovery->cluster == "w1");
+  auto outage = h.observation("obs/worker_disconnected/" + kIncident);
+  REQUIRE(outage);
+  CHECK(outage->seconds == Approx(600));
+  CHECK(outage->source == "multikueue");
+  // Per workload kept waiting by the incident: R → its first_work (8 and 12 min) and R → dispatch.
+  CHECK(h.observation("obs/reconnect_to_first_work/" + kIncident + "/mA")->seconds == Approx(480));
+  CHECK(h.observation("obs/reconnect_to_first_work/" + kIncident + "/mB")->seconds == Approx(720));
+  CHECK(h.observation("obs/stage/reconnect_to_dispatched/" + kIncident + "/mA")->seconds == Approx(60));
+  // Manager-side stages of the MultiKueue path.
+  const std::string cycleA = std::to_string(unixMs(at(seconds(60))));
+  auto r2d = h.observation("obs/stage/reserved_to_dispatched/manager/mA/" + cycleA);
+  REQUIRE(r2d);
+  CHECK(r2d->seconds == Approx(600));  // reserved at +60 s, dispatched at R+60 s = +660 s
+  CHECK(r2d->cluster == "w1");
+  CHECK(h.observation("obs/stage/dispatched_to_scheduled/manager/mA/" + cycleA)->seconds == Approx(40));
+  auto dispatched = h.milestone("mA", Milestone::Dispatched);
+  REQUIRE(dispatched);
+  CHECK(dispatched->executionCluster == "w1");
+  CHECK_FALSE(dispatched->withoutCapacity);
+  CHECK(h.milestone("mA", Milestone::Scheduled)->executionCluster == "w1");
+
+  auto snap = h.e.snapshot();
+  REQUIRE(snap.recoveries.size() == 1);
+  CHECK(snap.recoveries[0].recovered == 1);
+  CHECK(snap.recoveries[0].failed == 0);
+  CHECK(snap.recoveries[0].strandedGpuSeconds == Approx(19200));
+  // Live integrals by phase (the drill was observed on time, so they agree with the event-time
+  // figure):
+  //   disconnected [+60 s, R): 32 × 540 = 17,280 (the jobs were submitted at +60 s)
+  //   idle         [R, R+1 min): 32 × 60 = 1,920
+  //   pending      [R+1, R+4 min): 32 × 180 = 5,760; [R+4, R+5 min): B 16 × 60 = 960 → 6,720
+  //   starting     [R+4, R+5 min): A 16 × 60 = 960; [R+5, R+8 min): 32 × 180 = 5,760;
+  //                [R+8, R+12 min): B 16 × 240 = 3,840 → 10,560
+  //   1,920 + 6,720 + 10,560 = 19,200 = the incident figure.
+  CHECK(strandedSeconds(snap, "w1", StrandedPhase::Disconnected) == Approx(17280));
+  CHECK(strandedSeconds(snap, "w1", StrandedPhase::Idle) == Approx(1920));
+  CHECK(strandedSeconds(snap, "w1", StrandedPhase::PendingStart) == Approx(6720));
+  CHECK(strandedSeconds(snap, "w1", StrandedPhase::Starting) == Approx(10560));
+  CHECK(strandedNow(snap, "w1", "nvidia.com/gpu", StrandedPhase::Idle) == 0);
+  CHECK(gpusNow(snap, "w1", "nvidia.com/gpu", "usable") == 32);
+  CHECK(gpusNow(snap, "w1", "nvidia.com/gpu", "productive") == 32);
+  // GPU-seconds by state, attributed to the worker and the manager's ClusterQueue:
+  // productive: A 16 × (2400 − 1080) + B 16 × (2400 − 1320) = 21,120 + 17,280 = 38,400.
+  double productive = 0;
+  for (const auto& g : snap.gpuSeconds) {
+    if (g.state == GpuState::Productive && g.cluster == "w1" && g.clusterQueue == "cq") productive += g.seconds;
+  }
+  CHECK(productive == Approx(38400));
+}
+
+TEST_CASE("Second drill: 3 and 5 min = 128 GPU-minutes, 60 % less", "[engine][incident]") {
+  Harness h = runDrill(kDrill2);
+  auto in = h.incident(kIncident);
+  REQUIRE(in);
+  CHECK(in->outcome == IncidentOutcome::Recovered);
+  // 32 × 3 + 16 × 2 = 96 + 32 = 128 GPU-minutes = 7,680 GPU-seconds.
+  CHECK(in->strandedGpuSeconds == Approx(7680));
+  CHECK(in->recoverySeconds == Approx(300));
+  // Reduction against drill 1: (19,200 − 7,680) / 19,200 = 11,520 / 19,200 = 0.60;
+  // 192 GPU-minutes = 3.2 GPU-h, US$12.80 at US$4/GPU-h.
+  Harness before = runDrill(kDrill1);
+  const double saved = before.incident(kIncident)->strandedGpuSeconds - in->strandedGpuSeconds;
+  CHECK(saved / 60 == Approx(192));
+  CHECK(saved / before.incident(kIncident)->strandedGpuSeconds == Approx(0.60));
+  CHECK(saved / 3600 * 4.0 == Approx(12.80));
+}
+
+TEST_CASE("The same drill observed late gives the same figures; the lag is reported separately",
+          "[engine][incident]") {
+  Harness onTime = runDrill(kDrill1);
+  // The daemon loses its own connection to w1 at R−1 min and gets it back at R+20 min: every
+  // worker object of that time (copies, pods, their first-work annotations) arrives 8-20 min late
+  // with its past timestamps. The manager stays visible.
+  Harness late = runDrill(kDrill1, Gap{"w1", seconds(540), seconds(1800)});
+  auto a = onTime.incident(kIncident);
+  auto b = late.incident(kIncident);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(b->outcome == IncidentOutcome::Recovered);
+  CHECK(b->strandedGpuSeconds == Approx(a->strandedGpuSeconds));
+  CHECK(b->strandedGpuSeconds == Approx(19200));
+  CHECK(*b->recoveredAt == *a->recoveredAt);
+  CHECK(b->recoverySeconds == Approx(a->recoverySeconds));
+  CHECK(*b->firstRunningAt == *a->firstRunningAt);
+  CHECK(*b->firstWorkAt == *a->firstWorkAt);
+  CHECK(*b->lastProductiveAt == *a->lastProductiveAt);
+  CHECK(b->usableGpus == a->usableGpus);
+  CHECK(b->demandGpus == a->demandGpus);
+  // Decided only once w1 was visible again (+1800 s), not before.
+  CHECK(b->observedAt == at(seconds(1800)));
+  // Every milestone has the same event time, and every latency the same value.
+  for (const auto& m : onTime.all.milestones) {
+    bool found = false;
+    for (const auto& n : late.all.milestones) {
+      if (n.key != m.key) continue;
+      found = true;
+      CHECK(n.eventTime == m.eventTime);
+    }
+    CHECK(found);
+  }
+  CHECK(late.all.milestones.size() == onTime.all.milestones.size());
+  for (const auto& o : onTime.all.observations) {
+    if (o.histogram == HistogramKind::ObservationLag) continue;
+    auto n = late.observation(o.key);
+    REQUIRE(n);
+    CHECK(n->seconds == Approx(o.seconds));
+  }
+  // Observation lag: A's first work (R+8 min = +1080 s) was seen at +1800 s: 720 s late.
+  const std::string cycleA = std::to_string(unixMs(at(seconds(60))));
+  CHECK(onTime.observation("lag/manager/mA/" + cycleA + "/first_work")->seconds == Approx(0));
+  CHECK(late.observation("lag/manager/mA/" + cycleA + "/first_work")->seconds == Approx(720));
+  // The daemon's own outage is a telemetry gap of its own: source probe, not a recovery.
+  auto gap = late.incident("incident/w1/probe/" + std::to_string(unixMs(at(seconds(540)))));
+  REQUIRE(gap);
+  CHECK(gap->outcome == IncidentOutcome::Recovered);
+  CHECK(gap->strandedGpuSeconds == 0);
+  CHECK(late.observation("obs/worker_disconnected/" + gap->id)->seconds == Approx(1260));
+  CHECK(late.observation("obs/worker_disconnected/" + gap->id)->source == "probe");
+  CHECK_FALSE(late.observation("obs/recovery/" + gap->id));
+  auto snap = late.e.snapshot();
+  REQUIRE(snap.recoveries.size() == 1);
+  CHECK(snap.recoveries[0].recovered == 1);
+}
+
+TEST_CASE("Relisting after the drill changes nothing", "[engine][incident]") {
+  Harness h = runDrill(kDrill1);
+  h.relist(at(seconds(2500)));
+  CHECK(h.step(at(seconds(2500))).empty());
+}
+
+TEST_CASE("A restart in the middle of a recovery measures the same incident", "[engine][incident]") {
+  Harness first = runDrill(kDrill1);
+  // The daemon died at +1000 s (incident recovering); the store kept its open record.
+  std::optional<IncidentRecord> open;
+  for (const auto& r : first.all.incidents) {
+    if (r.id == kIncident && r.outcome == IncidentOutcome::Recovering) open = r;
+  }
+  REQUIRE(open);
+  Harness second(multiKueueConfigFor({"w1"}));
+  second.e.restoreIncident(*open);
+  // Relist at +1000 s: every object as it was then; then the rest of the drill.
+  auto events = reconnectDrill(kDrill1);
+  std::vector<ScriptEvent> before;
+  std::vector<ScriptEvent> after;
+  std::map<std::string, size_t> latest;  // a relist delivers each object once, as it is now
+  for (auto& e : events) {
+    if (e.t > seconds(1000)) {
+      after.push_back(e);
+      continue;
+    }
+    const auto& m = model::metaOf(e.obj);
+    const std::string key = std::to_string(static_cast<int>(model::kindOf(e.obj))) + m.uid + m.name;
+    auto it = latest.find(key);
+    e.t = seconds(1000);
+    if (it == latest.end()) {
+      latest[key] = before.size();
+      before.push_back(e);
+    } else {
+      before[it->second] = e;
+    }
+  }
+  std::vector<ScriptEvent> all = before;
+  all.insert(all.end(), after.begin(), after.end());
+  play(second, all, {seconds(2400)});
+  auto in = second.incident(kIncident);
+  REQUIRE(in);
+  CHECK(in->outcome == IncidentOutcome::Recovered);
+  CHECK(in->strandedGpuSeconds == Approx(19200));
+  CHECK(*in->recoveredAt == at(seconds(1320)));
+  // Re-derived milestones have the keys (and event times) of the first run: a store refuses them.
+  for (const auto& m : second.all.milestones) {
+    bool same = false;
+    for (const auto& n : first.all.milestones) same = same || (n.key == m.key && n.eventTime == m.eventTime);
+    CHECK(same);
+  }
+}
+
+TEST_CASE("A probe outage while Kueue stays connected is a telemetry gap, not a recovery", "[engine][incident]") {
+  Harness h(multiKueueConfigFor({"w1"}));
+  h.e.onConnection("w1", false, at(seconds(-10)), at(seconds(-10)));  // startup: not an outage
+  h.e.onConnection("w1", true, at(seconds(0)), at(seconds(0)));
+  h.step(at(seconds(0)));
+  CHECK(h.all.incidents.empty());
+  h.e.onConnection("w1", false, at(seconds(100)), at(seconds(100)));
+  h.step(at(seconds(100)));
+  h.e.onConnection("w1", true, at(seconds(400)), at(seconds(401)));
+  h.step(at(seconds(401)));
+  const std::string id = "incident/w1/probe/" + std::to_string(unixMs(at(seconds(100))));
+  auto in = h.incident(id);
+  REQUIRE(in);
+  CHECK(in->source == IncidentSource::Probe);
+  CHECK(in->outcome == IncidentOutcome::Recovered);
+  CHECK(in->disconnectedSeconds == Approx(300));
+  CHECK(h.observation("obs/worker_disconnected/" + id)->seconds == Approx(300));
+  auto snap = h.e.snapshot();
+  CHECK(snap.recoveries.empty());
+  REQUIRE(snap.connections.size() == 1);
+  CHECK(snap.connections[0].source == IncidentSource::Probe);
+  CHECK(snap.connections[0].connected);
+}
+
+TEST_CASE("A recovery that does not finish within the budget fails and is kept", "[engine][incident]") {
+  // Nothing ever does useful work: stranded stays at 32 until the 30-minute budget runs out.
+  Harness h = runDrill(ReconnectTimes{seconds(240), seconds(4000), seconds(300), seconds(4000)});
+  auto in = h.incident(kIncident);
+  REQUIRE(in);
+  CHECK(in->outcome == IncidentOutcome::Failed);
+  CHECK(in->failureReason == "budget");
+  CHECK_FALSE(in->recoveredAt);
+  CHECK(*in->closedAt == at(seconds(600 + 1800)));
+  // 32 × 1800 s = 57,600 GPU-seconds.
+  CHECK(in->strandedGpuSeconds == Approx(57600));
+  CHECK(h.observation("obs/recovery/" + kIncident)->outcome == "failed");
+  CHECK(h.observation("obs/recovery/" + kIncident)->seconds == Approx(1800));
+  auto snap = h.e.snapshot();
+  REQUIRE(snap.recoveries.size() == 1);
+  CHECK(snap.recoveries[0].failed == 1);
+  CHECK(snap.recoveries[0].strandedGpuSeconds == Approx(57600));
+}
+
+TEST_CASE("Losing the worker again before recovering fails the first incident", "[engine][incident]") {
+  auto events = reconnectDrill(kDrill1);
+  // Active goes False again at R+5 min, True at R+10 min.
+  events.push_back({seconds(900), "manager", multiKueueCluster("w1", false, at(seconds(900)))});
+  events.push_back({seconds(1200), "manager", multiKueueCluster("w1", true, at(seconds(1200)))});
+  Harness h(multiKueueConfigFor({"w1"}));
+  play(h, events, {seconds(2400)});
+  auto first = h.incident(kIncident);
+  REQUIRE(first);
+  CHECK(first->outcome == IncidentOutcome::Failed);
+  CHECK(first->failureReason == "disconnected_again");
+  // [R, R+5 min) stranded 32 throughout (nobody productive before R+8 min): 32 × 300 = 9,600.
+  CHECK(first->strandedGpuSeconds == Approx(9600));
+  auto second = h.incident("incident/w1/multikueue/" + std::to_string(unixMs(at(seconds(900)))));
+  REQUIRE(second);
+  CHECK(second->outcome == IncidentOutcome::Recovered);
+  // From R2 = +1200 s: A productive since +1080 s, B from +1320 s: 16 × 120 = 1,920.
+  CHECK(second->strandedGpuSeconds == Approx(1920));
+}
+
+TEST_CASE("An outage seen only by its end still opens an incident", "[engine][incident]") {
+  Harness h(multiKueueConfigFor({"w1"}));
+  h.put("manager", multiKueueCluster("w1", true, at(seconds(-7200))), at(seconds(-3600)));
+  h.step(at(seconds(-3600)));
+  // The daemon's view of the manager was cut; when it comes back Active is True again, but since
+  // +600 s: it was False in between.
+  h.put("manager", multiKueueCluster("w1", true, at(seconds(600))), at(seconds(900)));
+  h.step(at(seconds(900)));
+  auto in = h.incident("incident/w1/multikueue/r" + std::to_string(unixMs(at(seconds(600)))));
+  REQUIRE(in);
+  CHECK_FALSE(in->disconnectedAt);
+  CHECK(*in->reconnectedAt == at(seconds(600)));
+  CHECK(in->outcome == IncidentOutcome::Recovered);  // nothing was waiting: closes at R
+  CHECK(in->strandedGpuSeconds == 0);
+}

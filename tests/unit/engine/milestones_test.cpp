@@ -1,0 +1,312 @@
+#include <catch2/catch.hpp>
+
+#include "builders.hpp"
+
+using namespace firstwork;
+using namespace firstwork::engine;
+using namespace firstwork::testing;
+
+namespace {
+
+std::string ms(SystemTime t) { return std::to_string(unixMs(t)); }
+
+// A standalone cluster c1 with one 8-GPU node, and a 2-pod job "train" (1 GPU per pod).
+struct TrainJob {
+  Harness h{standaloneConfig("c1")};
+  WorkloadBuilder wl{WorkloadBuilder("team-a", "job-train-3b9f2", "wl-1", at(0s))};
+  PodBuilder p1{PodBuilder("team-a", "train-0", "pod-1", at(60s))};
+  PodBuilder p2{PodBuilder("team-a", "train-1", "pod-2", at(60s))};
+
+  TrainJob() {
+    wl.ownedByJob("train", "job-1").podSet(2, 1);
+    for (auto* p : {&p1, &p2}) p->ownedByJob("train", "job-1").gpus(1);
+    h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+    h.step(at(-3600s));
+  }
+  // Runs the job to useful work: reserved/admitted +60 s, pods scheduled +90/+120 s, running
+  // +180/+240 s, first work +300 s (pod 2, seen at +301 s) and +360 s (pod 1).
+  void runToFirstWork() {
+    h.put("c1", wl.pending(at(0s)).obj(), at(1s));
+    h.step(at(1s));
+    h.put("c1", wl.reserved("cq-a", at(60s)).admitted(at(60s)).obj(), at(61s));
+    h.put("c1", p1.obj(), at(61s));
+    h.put("c1", p2.obj(), at(61s));
+    h.step(at(61s));
+    h.put("c1", p1.scheduled("n1", at(90s)).obj(), at(91s));
+    h.step(at(91s));
+    h.put("c1", p2.scheduled("n1", at(120s)).obj(), at(121s));
+    h.step(at(121s));
+    h.put("c1", p1.running(at(180s)).obj(), at(181s));
+    h.step(at(181s));
+    h.put("c1", p2.running(at(240s)).obj(), at(241s));
+    h.step(at(241s));
+    h.put("c1", p2.firstWork(at(300s)).obj(), at(301s));
+    h.step(at(301s));
+    h.put("c1", p1.firstWork(at(360s)).obj(), at(361s));
+    h.step(at(361s));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Milestones carry the objects' own event times and the observation time", "[engine]") {
+  TrainJob j;
+  j.runToFirstWork();
+  auto& h = j.h;
+  const std::string cycle = ms(at(0s));
+
+  auto queued = h.milestone("wl-1", Milestone::Queued);
+  REQUIRE(queued);
+  CHECK(queued->eventTime == at(0s));  // creationTimestamp
+  CHECK(queued->observedAt == at(1s));
+  CHECK(queued->reason == "Created");
+  CHECK(queued->cycleId == cycle);
+  CHECK(queued->key == "ms/c1/wl-1/" + cycle + "/queued");
+  CHECK(queued->workload.namespace_ == "team-a");
+  CHECK(queued->workload.name == "job-train-3b9f2");
+
+  auto reserved = h.milestone("wl-1", Milestone::Reserved);
+  REQUIRE(reserved);
+  CHECK(reserved->eventTime == at(60s));
+  CHECK(reserved->workload.clusterQueue == "cq-a");
+  CHECK_FALSE(reserved->withoutCapacity);  // 8 usable, 0 held, 2 wanted
+  CHECK(h.milestone("wl-1", Milestone::Admitted)->eventTime == at(60s));
+  // All pods scheduled: the later of the two PodScheduled times.
+  auto scheduled = h.milestone("wl-1", Milestone::Scheduled);
+  REQUIRE(scheduled);
+  CHECK(scheduled->eventTime == at(120s));
+  CHECK(scheduled->observedAt == at(121s));
+  CHECK(scheduled->resource == "pods");
+  CHECK(scheduled->executionCluster == "c1");
+  CHECK(h.milestone("wl-1", Milestone::Running)->eventTime == at(240s));
+  // first_work = the earliest signal among the pods (pod 2 at +300 s; pod 1's +360 s is later).
+  auto fw = h.milestone("wl-1", Milestone::FirstWork);
+  REQUIRE(fw);
+  CHECK(fw->eventTime == at(300s));
+  CHECK(fw->observedAt == at(301s));
+  CHECK(fw->signal == "annotation");
+  CHECK_FALSE(fw->proxy);
+  CHECK_FALSE(h.milestone("wl-1", Milestone::Dispatched));  // standalone: no dispatch
+
+  // Stage latencies from event times (seconds):
+  //   queued→reserved 60−0 = 60; reserved→scheduled 120−60 = 60; scheduled→running 240−120 = 120;
+  //   running→first_work 300−240 = 60; reservation→first_work 300−60 = 240.
+  auto stage = [&](const char* name) {
+    auto o = h.observation(std::string("obs/stage/") + name + "/c1/wl-1/" + cycle);
+    REQUIRE(o);
+    CHECK(o->cluster == "c1");
+    CHECK(o->clusterQueue == "cq-a");
+    CHECK(o->stage == name);
+    return o->seconds;
+  };
+  CHECK(stage("queued_to_reserved") == Approx(60));
+  CHECK(stage("reserved_to_scheduled") == Approx(60));
+  CHECK(stage("scheduled_to_running") == Approx(120));
+  CHECK(stage("running_to_first_work") == Approx(60));
+  CHECK_FALSE(h.observation("obs/stage/reserved_to_dispatched/c1/wl-1/" + cycle));
+  auto rtfw = h.observation("obs/reservation_to_first_work/c1/wl-1/" + cycle);
+  REQUIRE(rtfw);
+  CHECK(rtfw->seconds == Approx(240));
+  CHECK(rtfw->histogram == HistogramKind::ReservationToFirstWork);
+  // Observation lag, separately: first_work seen 1 s after it happened.
+  auto lag = h.observation("lag/c1/wl-1/" + cycle + "/first_work");
+  REQUIRE(lag);
+  CHECK(lag->seconds == Approx(1));
+  CHECK(lag->resource == "pods");
+}
+
+TEST_CASE("Re-delivering every object (relist) changes nothing", "[engine]") {
+  TrainJob j;
+  j.runToFirstWork();
+  const size_t milestones = j.h.all.milestones.size();
+  j.h.relist(at(400s));
+  auto out = j.h.step(at(400s));
+  CHECK(out.empty());
+  j.h.relist(at(401s));
+  CHECK(j.h.step(at(401s)).empty());
+  CHECK(j.h.all.milestones.size() == milestones);
+}
+
+TEST_CASE("Milestones never move backwards within a cycle", "[engine]") {
+  TrainJob j;
+  j.runToFirstWork();
+  // The container restarts (a later startedAt) and the app rewrites its annotation: the recorded
+  // running and first_work stay as they were, and nothing is emitted again.
+  j.h.put("c1", j.p2.running(at(500s)).firstWork(at(510s)).obj(), at(511s));
+  CHECK(j.h.step(at(511s)).milestones.empty());
+  CHECK(j.h.milestone("wl-1", Milestone::Running)->eventTime == at(240s));
+  CHECK(j.h.milestone("wl-1", Milestone::FirstWork)->eventTime == at(300s));
+}
+
+TEST_CASE("Two-phase eviction and requeue: a new cycle, the old one kept", "[engine]") {
+  TrainJob j;
+  j.runToFirstWork();
+  auto& h = j.h;
+  const std::string msg = "Preempted to accommodate a workload (UID: wl-9, JobUID: job-9) due to "
+                          "prioritization in the ClusterQueue; preemptor path: /cq-a; preemptee path: /cq-a";
+  // Phase 1: Evicted=True while QuotaReserved stays True.
+  h.put("c1", j.wl.preempted("InClusterQueue", at(1200s), msg).obj(), at(1201s));
+  h.step(at(1201s));
+  auto evicted = h.milestone("wl-1", Milestone::Evicted);
+  REQUIRE(evicted);
+  CHECK(evicted->eventTime == at(1200s));
+  CHECK(evicted->reason == "Preempted");
+  auto preempted = h.milestone("wl-1", Milestone::Preempted);
+  REQUIRE(preempted);
+  CHECK(preempted->reason == "InClusterQueue");
+  CHECK(preempted->preemptorUid == "wl-9");
+  CHECK_FALSE(h.milestone("wl-1", Milestone::Released));
+  // Pods go, then phase 2: QuotaReserved=False and Requeued=True.
+  h.remove("c1", j.p1.obj(), at(1250s));
+  h.remove("c1", j.p2.obj(), at(1250s));
+  h.put("c1", j.wl.released(at(1260s)).obj(), at(1261s));
+  h.step(at(1261s));
+  auto released = h.milestone("wl-1", Milestone::Released);
+  REQUIRE(released);
+  CHECK(released->eventTime == at(1260s));
+  // evicted → released: 1260 − 1200 = 60 s.
+  CHECK(h.observation("obs/stage/evicted_to_released/c1/wl-1/" + ms(at(0s)))->seconds == Approx(60));
+  auto queued1 = h.milestone("wl-1", Milestone::Queued, 1);
+  REQUIRE(queued1);
+  CHECK(queued1->eventTime == at(1260s));  // the Requeued=True transition
+  CHECK(queued1->reason == "Preempted");
+  CHECK(queued1->cycleId == ms(at(1260s)));
+  // Lost work: 2 GPUs × (evicted 1200 − first_work 300) = 1800 GPU-s, reason InClusterQueue, and
+  // no reclaim record (a priority preemption inside one queue is not a reclaim).
+  auto snap = h.e.snapshot();
+  REQUIRE(snap.interruptedSeconds.size() == 1);
+  CHECK(snap.interruptedSeconds[0].reason == "InClusterQueue");
+  CHECK(snap.interruptedSeconds[0].clusterQueue == "cq-a");
+  CHECK(snap.interruptedSeconds[0].seconds == Approx(1800));
+  CHECK(h.all.reclaims.empty());
+
+  // Re-admitted at +1500 (Kueue resets Evicted/Preempted to False, "Previously: ..."); a new pod.
+  j.wl.reserved("cq-a", at(1500s)).admitted(at(1500s));
+  j.wl.condition(cond("Evicted", false, "QuotaReserved", at(1500s), "Previously: " + msg));
+  j.wl.condition(cond("Preempted", false, "QuotaReserved", at(1500s), "Previously: " + msg));
+  PodBuilder p3("team-a", "train-0-x", "pod-3", at(1500s));
+  p3.ownedByJob("train", "job-1").gpus(1).scheduled("n1", at(1520s)).running(at(1600s)).firstWork(at(1700s));
+  PodBuilder p4("team-a", "train-1-x", "pod-4", at(1500s));
+  p4.ownedByJob("train", "job-1").gpus(1).scheduled("n1", at(1510s)).running(at(1590s));
+  h.put("c1", j.wl.obj(), at(1501s));
+  h.put("c1", p3.obj(), at(1701s));
+  h.put("c1", p4.obj(), at(1701s));
+  h.step(at(1701s));
+  CHECK(h.milestone("wl-1", Milestone::Reserved, 1)->eventTime == at(1500s));
+  CHECK(h.milestone("wl-1", Milestone::Scheduled, 1)->eventTime == at(1520s));
+  CHECK(h.milestone("wl-1", Milestone::Running, 1)->eventTime == at(1600s));
+  CHECK(h.milestone("wl-1", Milestone::FirstWork, 1)->eventTime == at(1700s));
+  CHECK_FALSE(h.milestone("wl-1", Milestone::Evicted, 1));
+  // queued→reserved of cycle 1: 1500 − 1260 = 240 s.
+  CHECK(h.observation("obs/stage/queued_to_reserved/c1/wl-1/" + ms(at(1260s)))->seconds == Approx(240));
+  // Cycle 0 was not touched.
+  CHECK(h.milestone("wl-1", Milestone::FirstWork, 0)->eventTime == at(300s));
+}
+
+TEST_CASE("Finished is terminal and overrides everything", "[engine]") {
+  TrainJob j;
+  j.runToFirstWork();
+  auto& h = j.h;
+  h.put("c1", j.wl.finished(at(900s)).obj(), at(901s));
+  h.step(at(901s));
+  CHECK(h.milestone("wl-1", Milestone::Finished)->eventTime == at(900s));
+  // Later conditions after Finished (Kueue never flips back, but a buggy controller might):
+  h.put("c1", j.wl.evicted("Preempted", at(1000s)).condition(cond("Requeued", true, "Preempted", at(1000s))).obj(),
+        at(1001s));
+  auto out = h.step(at(1001s));
+  CHECK(out.milestones.empty());
+  CHECK_FALSE(h.milestone("wl-1", Milestone::Evicted));
+  CHECK_FALSE(h.milestone("wl-1", Milestone::Queued, 1));
+  // Ended: no longer in the workload gauges.
+  CHECK(h.e.snapshot().workloads.empty());
+}
+
+TEST_CASE("Pods join their workload by annotation, owner Job or as plain pods", "[engine]") {
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  // Pod before its Workload: joined once the Workload (owned by the same Job) arrives.
+  auto early = PodBuilder("ns", "d-0", "pod-d", at(10s)).ownedByJob("d", "job-d").gpus(1).firstWork(at(100s));
+  h.put("c1", early.obj(), at(11s));
+  h.step(at(11s));
+  WorkloadBuilder a("ns", "job-a-11111", "wl-a", at(0s));
+  a.ownedByJob("a", "job-a").podSet(1, 1).reserved("cq", at(5s));
+  WorkloadBuilder b("ns", "pod-b-22222", "wl-b", at(0s));
+  b.ownedByPod("b", "pod-b").podSet(1, 1).reserved("cq", at(5s));
+  WorkloadBuilder c("ns", "job-c-33333", "wl-c", at(0s));
+  c.podSet(1, 1).reserved("cq", at(5s));  // owned by something the pod does not name
+  WorkloadBuilder d("ns", "job-d-44444", "wl-d", at(0s));
+  d.ownedByJob("d", "job-d").podSet(1, 1).reserved("cq", at(5s));
+  for (auto* w : {&a, &b, &c, &d}) h.put("c1", w->obj(), at(20s));
+  h.put("c1", PodBuilder("ns", "a-0", "pod-a", at(10s)).ownedByJob("a", "job-a").firstWork(at(101s)).obj(), at(20s));
+  h.put("c1", PodBuilder("ns", "b", "pod-b", at(1s)).firstWork(at(102s)).obj(), at(20s));
+  h.put("c1", PodBuilder("ns", "c-0", "pod-c", at(10s)).workloadAnnotation("job-c-33333").firstWork(at(103s)).obj(),
+        at(20s));
+  h.step(at(200s));
+  CHECK(h.milestone("wl-a", Milestone::FirstWork)->eventTime == at(101s));
+  CHECK(h.milestone("wl-b", Milestone::FirstWork)->eventTime == at(102s));
+  CHECK(h.milestone("wl-c", Milestone::FirstWork)->eventTime == at(103s));
+  CHECK(h.milestone("wl-d", Milestone::FirstWork)->eventTime == at(100s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+}
+
+TEST_CASE("Useful-work signals: invalid values counted once, proxy labelled, external signals", "[engine]") {
+  EngineConfig cfg = standaloneConfig("c1");
+  cfg.usefulWork.readyProxy = true;
+  Harness h(cfg);
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  WorkloadBuilder w1("ns", "job-x-1", "wl-x", at(0s));
+  w1.ownedByJob("x", "job-x").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  WorkloadBuilder w2("ns", "job-y-1", "wl-y", at(0s));
+  w2.ownedByJob("y", "job-y").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  WorkloadBuilder w3("ns", "job-z-1", "wl-z", at(0s));
+  w3.ownedByJob("z", "job-z").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", w1.obj(), at(2s));
+  h.put("c1", w2.obj(), at(2s));
+  h.put("c1", w3.obj(), at(2s));
+  // x: an unparsable annotation is ignored (and counted once, however often it is re-delivered);
+  // the Ready proxy then stands in, labelled as a proxy.
+  auto px = PodBuilder("ns", "x-0", "pod-x", at(2s)).ownedByJob("x", "job-x").scheduled("n1", at(3s))
+                .running(at(10s)).ready(at(12s)).annotation("firstwork.dev/first-work-at", "soon");
+  h.put("c1", px.obj(), at(13s));
+  h.put("c1", px.obj(), at(14s));
+  // y: an external signal (PromQL probe) that arrives before the pod does.
+  h.e.onUsefulWorkSignal("c1", "ns/y-0", at(40s), "promql", at(45s));
+  auto py = PodBuilder("ns", "y-0", "pod-y", at(2s)).ownedByJob("y", "job-y").scheduled("n1", at(3s)).running(at(10s));
+  h.put("c1", py.obj(), at(46s));
+  // z: annotation and Ready both present: the annotation is preferred.
+  auto pz = PodBuilder("ns", "z-0", "pod-z", at(2s)).ownedByJob("z", "job-z").scheduled("n1", at(3s))
+                .running(at(10s)).ready(at(11s)).firstWork(at(50s));
+  h.put("c1", pz.obj(), at(51s));
+  h.step(at(60s));
+  h.relist(at(61s));
+  h.step(at(61s));
+
+  auto fx = h.milestone("wl-x", Milestone::FirstWork);
+  REQUIRE(fx);
+  CHECK(fx->eventTime == at(12s));
+  CHECK(fx->signal == "ready_proxy");
+  CHECK(fx->proxy);
+  auto fy = h.milestone("wl-y", Milestone::FirstWork);
+  REQUIRE(fy);
+  CHECK(fy->eventTime == at(40s));
+  CHECK(fy->signal == "promql");
+  CHECK(fy->resource == "external");
+  CHECK(fy->observedAt == at(45s));
+  auto fz = h.milestone("wl-z", Milestone::FirstWork);
+  REQUIRE(fz);
+  CHECK(fz->eventTime == at(50s));
+  CHECK(fz->signal == "annotation");
+  auto stats = h.e.snapshot().stats;
+  CHECK(stats.invalidSignals == 1);
+  CHECK(stats.unmatchedSignals == 1);
+}
+
+TEST_CASE("Objects of unknown clusters and unexpected kinds are counted, not used", "[engine]") {
+  Harness h(standaloneConfig("c1"));
+  h.e.onObject("nope", model::EventType::Added, gpuNode("n", 8, at(0s)), at(0s));
+  h.e.onObject("c1", model::EventType::Added, multiKueueCluster("w9", true, at(0s)), at(0s));
+  h.step(at(1s));
+  auto s = h.e.snapshot();
+  CHECK(s.stats.unknownCluster == 1);
+  CHECK(s.stats.ignoredObjects == 1);
+}
