@@ -38,6 +38,17 @@ std::string_view reflectorStateName(ReflectorState state) {
   return "unknown";
 }
 
+std::string_view watchEventTypeName(model::EventType type) {
+  switch (type) {
+    case model::EventType::Added: return "ADDED";
+    case model::EventType::Modified: return "MODIFIED";
+    case model::EventType::Deleted: return "DELETED";
+    case model::EventType::Bookmark: return "BOOKMARK";
+    case model::EventType::Error: return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
 std::string_view requestKindName(RequestKind kind) {
   return kind == RequestKind::List ? "list" : "watch";
 }
@@ -568,6 +579,7 @@ bool Reflector::onWatchLine(std::string_view line) {
     retryAfterFailure(RestartReason::DecodeError, r, Phase::Watch, "watch");
     return false;
   }
+  if (ctx_.observer) ctx_.observer->onWatchEvent(ctx_.cluster, resource(), ev->type);
   switch (ev->type) {
     case model::EventType::Bookmark:
       if (!ev->resourceVersion.empty()) lastRv_ = ev->resourceVersion;

@@ -36,6 +36,9 @@ enum class ReflectorState : uint8_t {
 };
 std::string_view reflectorStateName(ReflectorState state);
 
+/// "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR" (the wire names; the `type` label).
+std::string_view watchEventTypeName(model::EventType type);
+
 enum class RequestKind : uint8_t { List, Watch };
 std::string_view requestKindName(RequestKind kind);
 
@@ -58,6 +61,11 @@ class KubeObserver {
   virtual void onRequest(std::string_view cluster, std::string_view resource, RequestKind kind,
                          long status) {
     (void)cluster, (void)resource, (void)kind, (void)status;
+  }
+  /// A watch line decoded as an event, bookmarks and ERRORs included (watch_events_total).
+  virtual void onWatchEvent(std::string_view cluster, std::string_view resource,
+                            model::EventType type) {
+    (void)cluster, (void)resource, (void)type;
   }
   /// An event delivered to the sink (synthetic = derived from a LIST, not a watch event).
   virtual void onEvent(std::string_view cluster, std::string_view resource,

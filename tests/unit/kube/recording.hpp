@@ -61,6 +61,9 @@ class RecordingObserver final : public kube::KubeObserver {
   void onRestart(std::string_view, std::string_view, kube::RestartReason reason) override {
     ++restarts[std::string(kube::restartReasonName(reason))];
   }
+  void onWatchEvent(std::string_view, std::string_view, model::EventType type) override {
+    ++watchEvents[std::string(kube::watchEventTypeName(type))];
+  }
   void onDecodeError(std::string_view, std::string_view) override { ++decodeErrors; }
   void onWatchUp(std::string_view, std::string_view, bool up) override { watchUp = up; }
   void onTrackedObjects(std::string_view, std::string_view, size_t count) override {
@@ -80,6 +83,7 @@ class RecordingObserver final : public kube::KubeObserver {
   std::map<std::pair<std::string, long>, int> requests;
   std::map<std::pair<int, bool>, int> events;
   std::map<std::string, int> restarts;
+  std::map<std::string, int> watchEvents;
   int decodeErrors = 0;
   bool watchUp = false;
   size_t tracked = 0;

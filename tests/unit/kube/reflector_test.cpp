@@ -161,6 +161,10 @@ TEST_CASE("watch events update the store and a clean end resumes from the last R
   CHECK(h.sink.events[2].previousRv == "6");
   CHECK(h.reflector->resourceVersion() == "20");
   CHECK(h.reflector->size() == 2);
+  CHECK(h.observer.watchEvents["ADDED"] == 1);
+  CHECK(h.observer.watchEvents["MODIFIED"] == 1);
+  CHECK(h.observer.watchEvents["DELETED"] == 1);
+  CHECK(h.observer.watchEvents["BOOKMARK"] == 1);
 
   // A duplicate of what we hold (same RV) is not an event.
   h.transport.data(w, event("MODIFIED", pod("a", "u1", "12")) + bookmark("20"));
