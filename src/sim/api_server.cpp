@@ -2,13 +2,13 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <httplib.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <httplib.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -66,20 +66,50 @@ struct ResourceDef {
 // Index order is fixed: Impl keeps per-resource vectors indexed by it.
 const std::vector<ResourceDef>& resourceDefs() {
   static const std::vector<ResourceDef> defs = {
-      {"workloads", "workload", "Workload", Api::kKueue, true, true,
-       {"kwl", "kueueworkload", "kueueworkloads"}, {}},
-      {"multikueueclusters", "multikueuecluster", "MultiKueueCluster", Api::kKueue, false, true,
-       {"mkc"}, {}},
-      {"multikueueconfigs", "multikueueconfig", "MultiKueueConfig", Api::kKueue, false, false,
-       {"mkconf"}, {}},
+      {"workloads",
+       "workload",
+       "Workload",
+       Api::kKueue,
+       true,
+       true,
+       {"kwl", "kueueworkload", "kueueworkloads"},
+       {}},
+      {"multikueueclusters",
+       "multikueuecluster",
+       "MultiKueueCluster",
+       Api::kKueue,
+       false,
+       true,
+       {"mkc"},
+       {}},
+      {"multikueueconfigs",
+       "multikueueconfig",
+       "MultiKueueConfig",
+       Api::kKueue,
+       false,
+       false,
+       {"mkconf"},
+       {}},
       {"admissionchecks", "admissioncheck", "AdmissionCheck", Api::kKueue, false, true, {}, {}},
       {"clusterqueues", "clusterqueue", "ClusterQueue", Api::kKueue, false, true, {"cq"}, {}},
-      {"pods", "pod", "Pod", Api::kCore, true, true, {"po"},
+      {"pods",
+       "pod",
+       "Pod",
+       Api::kCore,
+       true,
+       true,
+       {"po"},
        {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
         "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
       {"nodes", "node", "Node", Api::kCore, false, true, {"no"}, {"spec.unschedulable"}},
       {"resourceclaims", "resourceclaim", "ResourceClaim", Api::kDra, true, true, {}, {}},
-      {"resourceslices", "resourceslice", "ResourceSlice", Api::kDra, false, false, {},
+      {"resourceslices",
+       "resourceslice",
+       "ResourceSlice",
+       Api::kDra,
+       false,
+       false,
+       {},
        {"spec.nodeName", "spec.driver", "spec.pool.name"}},
   };
   return defs;
@@ -290,8 +320,9 @@ std::optional<ContinueToken> decodeContinue(const std::string& text, std::string
   if (j.is_discarded() || !j.is_object() || j.value("v", "") != "meta.k8s.io/v1" ||
       !j.contains("rv") || !j["rv"].is_number_integer() || !j.contains("start") ||
       !j["start"].is_string()) {
-    why = "continue key is not valid: incorrect encoded start resourceVersion (version "
-          "meta.k8s.io/v1)";
+    why =
+        "continue key is not valid: incorrect encoded start resourceVersion (version "
+        "meta.k8s.io/v1)";
     return std::nullopt;
   }
   ContinueToken t;
@@ -313,6 +344,8 @@ bool startsWith(const std::string& s, const std::string& prefix) {
 // has no hook to reach accepted sockets, and without this an idle keep-alive connection keeps
 // a worker (and the old server instance) alive for the keep-alive timeout after stop().
 // shutdown() only makes blocked reads/writes return; httplib still closes its own fds.
+// Each candidate is dup()ed first so the checks and the shutdown act on one socket even if
+// httplib closes the number and it gets reused meanwhile.
 void shutdownAcceptedConnections(int port) {
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr) return;
@@ -323,20 +356,23 @@ void shutdownAcceptedConnections(int port) {
     if (end == e->d_name || *end != '\0') continue;
     const int fd = static_cast<int>(fdLong);
     if (fd == self) continue;
+    const int pinned = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (pinned < 0) continue;
     struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
     sockaddr_storage local{};
-    socklen_t len = sizeof(local);
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 ||
-        local.ss_family != AF_INET) {
-      continue;
-    }
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&local);
-    if (ntohs(in->sin_port) != port || in->sin_addr.s_addr != htonl(INADDR_LOOPBACK)) continue;
     sockaddr_storage peer{};
-    len = sizeof(peer);
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;  // listener
-    ::shutdown(fd, SHUT_RDWR);
+    socklen_t localLen = sizeof(local);
+    socklen_t peerLen = sizeof(peer);
+    const bool ours =
+        fstat(pinned, &st) == 0 && S_ISSOCK(st.st_mode) &&
+        getsockname(pinned, reinterpret_cast<sockaddr*>(&local), &localLen) == 0 &&
+        local.ss_family == AF_INET &&
+        ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port) == port &&
+        reinterpret_cast<const sockaddr_in*>(&local)->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+        // the listener has no peer
+        getpeername(pinned, reinterpret_cast<sockaddr*>(&peer), &peerLen) == 0;
+    if (ours) ::shutdown(pinned, SHUT_RDWR);
+    ::close(pinned);
   }
   closedir(dir);
 }
@@ -369,7 +405,7 @@ struct ApiServer::Impl {
   std::string token_;
   uint64_t rv_ = 0;
   uint64_t compacted_rv_ = 0;  // history holds every event with RV > compacted_rv_
-  uint64_t epoch_ = 1;         // bumped by compaction/restart: continue tokens of older epochs expire
+  uint64_t epoch_ = 1;  // bumped by compaction/restart: continue tokens of older epochs expire
   std::vector<ObjMap> objects_;
   std::deque<Event> history_;
   std::vector<std::list<std::shared_ptr<Watcher>>> watchers_;
@@ -431,7 +467,7 @@ struct ApiServer::Impl {
   std::string uuidLocked() {
     uint64_t a = rng_();
     uint64_t b = rng_();
-    a = (a & ~0xF000ULL) | 0x4000ULL;                            // version 4
+    a = (a & ~0xF000ULL) | 0x4000ULL;                         // version 4
     b = (b & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // RFC 4122 variant
     return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xFFFF,
                        a & 0xFFFF, b >> 48, b & 0xFFFFFFFFFFFFULL);
@@ -517,8 +553,8 @@ struct ApiServer::Impl {
     auto& meta = json["metadata"];
     if (!meta.contains("uid")) meta["uid"] = uuidLocked();
     if (!meta.contains("creationTimestamp")) {
-      meta["creationTimestamp"] = formatRfc3339(
-          std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+      meta["creationTimestamp"] =
+          formatRfc3339(std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
     }
     // CRDs and (since 1.34) Pods get a generation; other built-ins leave it to the caller.
     if (!meta.contains("generation") && (!builtIn(d) || std::string(d.plural) == "pods")) {
@@ -681,8 +717,8 @@ struct ApiServer::Impl {
     return o;
   }
 
-  static std::string errorEventLine(int code, const std::string& reason,
-                                    const std::string& message, const Json& details = nullptr) {
+  static std::string errorEventLine(int code, const std::string& reason, const std::string& message,
+                                    const Json& details = nullptr) {
     return watchLine("ERROR", statusBody(code, reason, message, details));
   }
 
@@ -851,8 +887,7 @@ struct ApiServer::Impl {
     }
     if (injected) {
       record(req, *injected, watchReq);
-      spdlog::debug("sim[{}] {} {} -> {} (injected)", opts_.name, req.method, req.path,
-                    *injected);
+      spdlog::debug("sim[{}] {} {} -> {} (injected)", opts_.name, req.method, req.path, *injected);
       return;
     }
     if (!isGet) {
@@ -935,8 +970,8 @@ struct ApiServer::Impl {
       if (gv.size() > 1 && gv[0] == 'v' && dot1 != std::string::npos) {
         major = gv.substr(1, dot1 - 1);
         const size_t dot2 = gv.find('.', dot1 + 1);
-        minor = gv.substr(dot1 + 1, dot2 == std::string::npos ? std::string::npos
-                                                              : dot2 - dot1 - 1);
+        minor =
+            gv.substr(dot1 + 1, dot2 == std::string::npos ? std::string::npos : dot2 - dot1 - 1);
       }
       body = Json{{"major", major},
                   {"minor", minor},
@@ -1075,7 +1110,8 @@ struct ApiServer::Impl {
                     "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
                     "provided");
         }
-        if (q.match != "NotOlderThan") notSupported("resourceVersionMatch", q.match, {"NotOlderThan"});
+        if (q.match != "NotOlderThan")
+          notSupported("resourceVersionMatch", q.match, {"NotOlderThan"});
         if (!q.cont.empty()) {
           forbidden("resourceVersionMatch",
                     "resourceVersionMatch is forbidden when continue is provided");
@@ -1100,7 +1136,8 @@ struct ApiServer::Impl {
                   "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
       }
     }
-    if (q.sendInitialEvents) forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list");
+    if (q.sendInitialEvents)
+      forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list");
     return errs;
   }
 
@@ -1132,7 +1169,8 @@ struct ApiServer::Impl {
     }
     Selector sel;
     std::string why = detail::parseLabelSelector(q.labelSelector, sel.labels);
-    if (why.empty()) why = detail::parseFieldSelector(q.fieldSelector, supportedFields(rt.res), sel.fields);
+    if (why.empty())
+      why = detail::parseFieldSelector(q.fieldSelector, supportedFields(rt.res), sel.fields);
     if (!why.empty()) {
       sendStatus(res, 400, "BadRequest", why);
       return;
@@ -1286,8 +1324,8 @@ struct ApiServer::Impl {
         w->deadline = now + std::chrono::seconds(*q.timeoutSeconds);
       } else {
         std::uniform_real_distribution<double> jitter(1.0, 2.0);
-        w->deadline = now + std::chrono::duration_cast<Steady::duration>(
-                                opts_.minRequestTimeout * jitter(rng_));
+        w->deadline = now + std::chrono::duration_cast<Steady::duration>(opts_.minRequestTimeout *
+                                                                         jitter(rng_));
       }
       w->nextBookmark = now + opts_.bookmarkInterval;
       const bool initial = q.sendInitialEvents.value_or(!rv.has_value());
@@ -1335,8 +1373,7 @@ struct ApiServer::Impl {
     }
     res.status = 200;
     res.set_chunked_content_provider(
-        "application/json",
-        [this, w](size_t, httplib::DataSink& sink) { return pump(*w, sink); },
+        "application/json", [this, w](size_t, httplib::DataSink& sink) { return pump(*w, sink); },
         [this, w](bool) {
           std::lock_guard<std::mutex> lk(mu_);
           watchers_[w->res].remove(w);
@@ -1400,8 +1437,8 @@ struct ApiServer::Impl {
           w.nextBookmark = now + opts_.bookmarkInterval;
           if (rv_ >= w.startRv) {
             w.lastRv = std::max(w.lastRv, rv_);
-            drop = appendLine(w, watchLine("BOOKMARK", bookmarkObject(w.res, rv_, false).dump()),
-                              out);
+            drop =
+                appendLine(w, watchLine("BOOKMARK", bookmarkObject(w.res, rv_, false).dump()), out);
             break;
           }
           continue;
@@ -1458,7 +1495,9 @@ struct ApiServer::Impl {
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
       listen_fd_ = sock;
     });
-    auto handler = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+      handle(req, res);
+    };
     srv->Get(".*", handler);
     srv->Post(".*", handler);
     srv->Put(".*", handler);
@@ -1537,7 +1576,8 @@ struct ApiServer::Impl {
 
 // ------------------------------------------------------------------------------------------------
 
-ApiServer::ApiServer(ApiServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+ApiServer::ApiServer(ApiServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 ApiServer::~ApiServer() { stop(); }
 

@@ -52,9 +52,9 @@ bool splitSetOp(std::string_view term, std::string_view word, std::string_view& 
        pos = term.find(word, pos + 1)) {
     const bool before = pos > 0 && std::isspace(static_cast<unsigned char>(term[pos - 1]));
     const size_t after = pos + word.size();
-    const bool afterOk = after < term.size() &&
-                         (std::isspace(static_cast<unsigned char>(term[after])) ||
-                          term[after] == '(');
+    const bool afterOk =
+        after < term.size() &&
+        (std::isspace(static_cast<unsigned char>(term[after])) || term[after] == '(');
     if (before && afterOk) {
       key = trim(term.substr(0, pos));
       rest = trim(term.substr(after));
@@ -192,8 +192,8 @@ bool Selector::matches(const nlohmann::ordered_json& object) const {
   };
   for (const auto& r : labels) {
     const std::string* v = labelOf(r.key);
-    const bool in = v != nullptr &&
-                    std::find(r.values.begin(), r.values.end(), *v) != r.values.end();
+    const bool in =
+        v != nullptr && std::find(r.values.begin(), r.values.end(), *v) != r.values.end();
     switch (r.op) {
       case LabelRequirement::Op::kExists:
         if (v == nullptr) return false;

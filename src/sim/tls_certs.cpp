@@ -55,8 +55,8 @@ X509Ptr newCert(EVP_PKEY* key, const std::string& commonName) {
                                  reinterpret_cast<const unsigned char*>("firstwork-sim"), -1, -1,
                                  0) != 1 ||
       X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
-                                 reinterpret_cast<const unsigned char*>(commonName.c_str()), -1,
-                                 -1, 0) != 1) {
+                                 reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1,
+                                 0) != 1) {
     fail("subject name");
   }
   return cert;

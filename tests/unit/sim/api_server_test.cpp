@@ -1,15 +1,15 @@
 #include "firstwork/sim/api_server.hpp"
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <thread>
@@ -26,8 +26,9 @@ namespace {
 
 constexpr const char* kToken = "test-token";
 
-std::string pod(const std::string& ns, const std::string& name, const std::string& phase = "Running",
-                const Json& labels = Json::object(), const std::string& node = "") {
+std::string pod(const std::string& ns, const std::string& name,
+                const std::string& phase = "Running", const Json& labels = Json::object(),
+                const std::string& node = "") {
   Json p = {{"apiVersion", "v1"},
             {"kind", "Pod"},
             {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
@@ -91,7 +92,9 @@ Reply get(const ApiServer& s, const std::string& target, const std::string& toke
   return out;
 }
 
-uint64_t rvOf(const Json& obj) { return std::stoull(obj["metadata"]["resourceVersion"].get<std::string>()); }
+uint64_t rvOf(const Json& obj) {
+  return std::stoull(obj["metadata"]["resourceVersion"].get<std::string>());
+}
 
 Json parseLine(const std::string& line) { return Json::parse(line); }
 
@@ -468,8 +471,7 @@ TEST_CASE("Continue pages read the snapshot of the first page", "[sim]") {
   CHECK(second["items"][1]["status"]["phase"] == "Running");
 }
 
-TEST_CASE("An expired continue token gets 410 Expired with an inconsistent continuation",
-          "[sim]") {
+TEST_CASE("An expired continue token gets 410 Expired with an inconsistent continuation", "[sim]") {
   ApiServer s;
   s.start();
   for (int i = 0; i < 5; ++i) s.create("pods", pod("a", "p" + std::to_string(i)));
@@ -521,11 +523,11 @@ TEST_CASE("LIST resourceVersion semantics: NotOlderThan, Exact, too large", "[si
   o.tooLargeResourceVersionWait = 100ms;
   ApiServer s(o);
   s.start();
-  s.create("pods", pod("a", "p1"));                 // rv 1
-  s.create("pods", pod("a", "p2"));                 // rv 2
-  s.update("pods", pod("a", "p1", "Succeeded"));    // rv 3
-  s.remove("pods", "a", "p2");                      // rv 4
-  s.create("nodes", node("n1"));                    // rv 5
+  s.create("pods", pod("a", "p1"));               // rv 1
+  s.create("pods", pod("a", "p2"));               // rv 2
+  s.update("pods", pod("a", "p1", "Succeeded"));  // rv 3
+  s.remove("pods", "a", "p2");                    // rv 4
+  s.create("nodes", node("n1"));                  // rv 5
 
   auto latest = get(s, "/api/v1/pods?resourceVersion=2").json();  // not older than 2 ⇒ latest
   CHECK(latest["metadata"]["resourceVersion"] == "5");
@@ -637,8 +639,7 @@ TEST_CASE("A watch is a chunked stream of newline-delimited JSON events", "[sim]
   CHECK(s.stats().eventsSent == 1);
 }
 
-TEST_CASE("Watch from an RV replays exactly the later events, in order, then live ones",
-          "[sim]") {
+TEST_CASE("Watch from an RV replays exactly the later events, in order, then live ones", "[sim]") {
   ApiServer s;
   s.start();
   s.create("pods", pod("a", "p1"));               // 1
@@ -789,8 +790,7 @@ TEST_CASE("timeoutSeconds ends the stream cleanly", "[sim]") {
   ApiServer s;
   s.start();
   const auto t0 = std::chrono::steady_clock::now();
-  StreamClient w(s.port(), watchPath("/api/v1/pods", "resourceVersion=0&timeoutSeconds=1"),
-                 kToken);
+  StreamClient w(s.port(), watchPath("/api/v1/pods", "resourceVersion=0&timeoutSeconds=1"), kToken);
   REQUIRE(w.waitFinalChunk());
   CHECK(std::chrono::steady_clock::now() - t0 >= 1s);  // not before the timeout
   CHECK(w.lines().empty());
@@ -844,10 +844,10 @@ TEST_CASE("Selectors on a watch turn transitions into ADDED/DELETED", "[sim]") {
   ApiServer s;
   s.start();
   s.create("pods", pod("a", "p1", "Pending", {{"team", "x"}}));
-  StreamClient w(s.port(),
-                 watchPath("/api/v1/pods", "resourceVersion=1&fieldSelector=" +
-                                               pct("status.phase=Running")),
-                 kToken);
+  StreamClient w(
+      s.port(),
+      watchPath("/api/v1/pods", "resourceVersion=1&fieldSelector=" + pct("status.phase=Running")),
+      kToken);
   REQUIRE(w.waitHeaders());
   s.update("pods", pod("a", "p1", "Running", {{"team", "x"}}));    // 2: starts matching
   s.update("pods", pod("a", "p1", "Running", {{"team", "y"}}));    // 3: still matching
@@ -901,8 +901,7 @@ TEST_CASE("truncateNextEvent writes one invalid line, then the stream goes on", 
   CHECK_FALSE(w.closed());
 }
 
-TEST_CASE("stallStreams holds every byte for the duration, then sends the kept events",
-          "[sim]") {
+TEST_CASE("stallStreams holds every byte for the duration, then sends the kept events", "[sim]") {
   ApiServer s;
   s.start();
   StreamClient w(s.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken);
@@ -997,8 +996,7 @@ TEST_CASE("stop() ends open watches at once; start() serves the same port with s
     wc.enable_server_certificate_verification(true);
     wc.set_read_timeout(30, 0);
     wc.Get("/api/v1/pods?watch=1&resourceVersion=0",
-           httplib::Headers{{"Authorization", "Bearer test-token"}},
-           [&](const char* d, size_t n) {
+           httplib::Headers{{"Authorization", "Bearer test-token"}}, [&](const char* d, size_t n) {
              std::lock_guard<std::mutex> lk(mu);
              received.append(d, n);
              return true;
@@ -1102,8 +1100,9 @@ TEST_CASE("Writes over HTTP are refused with 405", "[sim]") {
   ApiServer s;
   s.start();
   httplib::Client cli("127.0.0.1", s.port());
-  auto r = cli.Post("/api/v1/namespaces/a/pods", httplib::Headers{{"Authorization", "Bearer test-token"}},
-                    pod("a", "p1"), "application/json");
+  auto r = cli.Post("/api/v1/namespaces/a/pods",
+                    httplib::Headers{{"Authorization", "Bearer test-token"}}, pod("a", "p1"),
+                    "application/json");
   REQUIRE(r);
   CHECK(r->status == 405);
   CHECK(Json::parse(r->body)["reason"] == "MethodNotAllowed");

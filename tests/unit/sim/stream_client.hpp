@@ -64,7 +64,9 @@ class StreamClient {
     return cv_.wait_for(lk, limit, [&] { return pred(); });
   }
 
-  bool waitHeaders() { return waitFor([&] { return headersDone_ || closed_; }); }
+  bool waitHeaders() {
+    return waitFor([&] { return headersDone_ || closed_; });
+  }
   bool waitLines(size_t n, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
     return waitFor([&] { return lines_.size() >= n; }, limit);
   }
