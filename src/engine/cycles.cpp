@@ -426,10 +426,15 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     if ((k == Milestone::Reserved && !lw.multikueue) || k == Milestone::Dispatched) {
       r.withoutCapacity = cy.withoutCapacity;
     }
-    observe(HistogramKind::ObservationLag,
-            "lag/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k)),
-            seconds(slot->eventTime, slot->observedAt), slot->eventTime, slot->observedAt,
-            slot->cluster, {}, {}, {}, {}, {}, slot->resource);
+    // Observation lag of things that happened while the daemon watched (not of history found at
+    // startup, which would only measure the object's age).
+    const ClusterData* from = cluster(slot->cluster);
+    if (from != nullptr && from->firstSeen && slot->eventTime >= *from->firstSeen) {
+      observe(HistogramKind::ObservationLag,
+              "lag/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k)),
+              seconds(slot->eventTime, slot->observedAt), slot->eventTime, slot->observedAt,
+              slot->cluster, {}, {}, {}, {}, {}, slot->resource);
+    }
     produced.milestones.push_back(std::move(r));
   }
 }

@@ -257,7 +257,7 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodRecord& rec) {
     return;
   }
   c.unresolvedPods.erase(rec.obj.meta.uid);
-  c.workloads[uid].pods.insert(rec.obj.meta.uid);
+  if (auto w = c.workloads.find(uid); w != c.workloads.end()) w->second.pods.insert(rec.obj.meta.uid);
   markPodDirty(c, rec);
 }
 
@@ -575,6 +575,7 @@ void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
     ++s_->stats.unknownCluster;
     return;
   }
+  if (!c->firstSeen || observedAt < *c->firstSeen) c->firstSeen = observedAt;
   const ClusterRole role = c->config.role;
   const bool management = role == ClusterRole::Management;
   std::visit(

@@ -235,6 +235,9 @@ struct ClusterData {
   SystemTime usableEventTime{};
   std::map<std::string, bool> nodeReady;  // node → Ready status last seen
   ProbeState probe = ProbeState::Unknown;
+  /// First observation of any object of this cluster: events before it happened before the daemon
+  /// watched, so their "lag" says nothing about telemetry.
+  std::optional<SystemTime> firstSeen;
   std::string openProbeIncident;
 };
 

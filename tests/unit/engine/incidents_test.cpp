@@ -21,7 +21,7 @@ Harness runDrill(ReconnectTimes d, std::optional<Gap> gap = std::nullopt) {
   Harness h(multiKueueConfigFor({"w1"}));
   std::vector<std::string> probes;
   if (gap) probes = {"manager", "w1"};
-  play(h, reconnectDrill(d), {seconds(2400)}, gap, probes);
+  play(h, reconnectDrill(d), {seconds(2400), seconds(2600)}, gap, probes);
   return h;
 }
 
@@ -102,12 +102,13 @@ TEST_CASE("Design §5 drill: 32 idle GPUs at reconnection, 16 working after 8 mi
   CHECK(gpusNow(snap, "w1", "nvidia.com/gpu", "usable") == 32);
   CHECK(gpusNow(snap, "w1", "nvidia.com/gpu", "productive") == 32);
   // GPU-seconds by state, attributed to the worker and the manager's ClusterQueue:
-  // productive: A 16 × (2400 − 1080) + B 16 × (2400 − 1320) = 21,120 + 17,280 = 38,400.
+  // productive up to the last advance (+2600 s): A 16 × (2600 − 1080) + B 16 × (2600 − 1320)
+  //   = 24,320 + 20,480 = 44,800.
   double productive = 0;
   for (const auto& g : snap.gpuSeconds) {
     if (g.state == GpuState::Productive && g.cluster == "w1" && g.clusterQueue == "cq") productive += g.seconds;
   }
-  CHECK(productive == Approx(38400));
+  CHECK(productive == Approx(44800));
 }
 
 TEST_CASE("Second drill: 3 and 5 min = 128 GPU-minutes, 60 % less", "[engine][incident]") {
@@ -130,10 +131,11 @@ TEST_CASE("Second drill: 3 and 5 min = 128 GPU-minutes, 60 % less", "[engine][in
 TEST_CASE("The same drill observed late gives the same figures; the lag is reported separately",
           "[engine][incident]") {
   Harness onTime = runDrill(kDrill1);
-  // The daemon loses its own connection to w1 at R−1 min and gets it back at R+20 min: every
-  // worker object of that time (copies, pods, their first-work annotations) arrives 8-20 min late
-  // with its past timestamps. The manager stays visible.
-  Harness late = runDrill(kDrill1, Gap{"w1", seconds(540), seconds(1800)});
+  // The daemon loses its own connection to w1 at R−1 min and gets it back at R+31 min 40 s, after
+  // the recovery budget (R+30 min) would have run out: every worker object of that time (copies,
+  // pods, their first-work annotations) arrives late with its past timestamps. The manager stays
+  // visible. Nothing is decided about w1 while it cannot be seen.
+  Harness late = runDrill(kDrill1, Gap{"w1", seconds(540), seconds(2500)});
   auto a = onTime.incident(kIncident);
   auto b = late.incident(kIncident);
   REQUIRE(a);
@@ -148,8 +150,8 @@ TEST_CASE("The same drill observed late gives the same figures; the lag is repor
   CHECK(*b->lastProductiveAt == *a->lastProductiveAt);
   CHECK(b->usableGpus == a->usableGpus);
   CHECK(b->demandGpus == a->demandGpus);
-  // Decided only once w1 was visible again (+1800 s), not before.
-  CHECK(b->observedAt == at(seconds(1800)));
+  // Decided only once w1 was visible again (+2500 s), not before (and not failed at +2400 s).
+  CHECK(b->observedAt == at(seconds(2500)));
   // Every milestone has the same event time, and every latency the same value.
   for (const auto& m : onTime.all.milestones) {
     bool found = false;
@@ -167,16 +169,16 @@ TEST_CASE("The same drill observed late gives the same figures; the lag is repor
     REQUIRE(n);
     CHECK(n->seconds == Approx(o.seconds));
   }
-  // Observation lag: A's first work (R+8 min = +1080 s) was seen at +1800 s: 720 s late.
+  // Observation lag: A's first work (R+8 min = +1080 s) was seen at +2500 s: 1420 s late.
   const std::string cycleA = std::to_string(unixMs(at(seconds(60))));
   CHECK(onTime.observation("lag/manager/mA/" + cycleA + "/first_work")->seconds == Approx(0));
-  CHECK(late.observation("lag/manager/mA/" + cycleA + "/first_work")->seconds == Approx(720));
+  CHECK(late.observation("lag/manager/mA/" + cycleA + "/first_work")->seconds == Approx(1420));
   // The daemon's own outage is a telemetry gap of its own: source probe, not a recovery.
   auto gap = late.incident("incident/w1/probe/" + std::to_string(unixMs(at(seconds(540)))));
   REQUIRE(gap);
   CHECK(gap->outcome == IncidentOutcome::Recovered);
   CHECK(gap->strandedGpuSeconds == 0);
-  CHECK(late.observation("obs/worker_disconnected/" + gap->id)->seconds == Approx(1260));
+  CHECK(late.observation("obs/worker_disconnected/" + gap->id)->seconds == Approx(2500 - 540));
   CHECK(late.observation("obs/worker_disconnected/" + gap->id)->source == "probe");
   CHECK_FALSE(late.observation("obs/recovery/" + gap->id));
   auto snap = late.e.snapshot();

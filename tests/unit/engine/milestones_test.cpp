@@ -310,3 +310,21 @@ TEST_CASE("Objects of unknown clusters and unexpected kinds are counted, not use
   CHECK(s.stats.unknownCluster == 1);
   CHECK(s.stats.ignoredObjects == 1);
 }
+
+TEST_CASE("History found at startup gets milestones but no observation lag", "[engine]") {
+  Harness h(standaloneConfig("c1"));
+  // First LIST at +1 day: a workload created and admitted a day earlier.
+  WorkloadBuilder w("ns", "job-old", "w-old", at(seconds(0)));
+  w.ownedByJob("old", "job-old").podSet(1, 1).reserved("cq", at(seconds(10))).admitted(at(seconds(10)));
+  h.put("c1", w.obj(), at(seconds(86400)));
+  h.step(at(seconds(86400)));
+  CHECK(h.milestone("w-old", Milestone::Reserved)->eventTime == at(seconds(10)));
+  CHECK(h.observations(HistogramKind::ObservationLag).empty());
+  // Something that happens afterwards does get its lag.
+  h.put("c1", w.finished(at(seconds(86460))).obj(), at(seconds(86465)));
+  h.step(at(seconds(86465)));
+  auto lag = h.observations(HistogramKind::ObservationLag);
+  REQUIRE(lag.size() == 1);
+  CHECK(lag[0].seconds == Approx(5));
+  CHECK(lag[0].resource == "workloads");
+}

@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include "drills.hpp"
+
+using namespace firstwork;
+using namespace firstwork::engine;
+using namespace firstwork::testing;
+using std::chrono::seconds;
+
+namespace {
+
+int64_t dupNow(const Snapshot& s, const std::string& cluster) {
+  for (const auto& d : s.duplicatesNow) {
+    if (d.cluster == cluster) return d.count;
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("A MultiKueue workload running on two workers at once is a duplicate execution", "[engine][duplicate]") {
+  Harness h(multiKueueConfigFor({"w1", "w2"}));
+  h.put("manager", multiKueueConfig("cfg", {"w1", "w2"}), at(seconds(-3600)));
+  h.put("w1", gpuNode("a", 8, at(seconds(-7200))), at(seconds(-3600)));
+  h.put("w2", gpuNode("b", 8, at(seconds(-7200))), at(seconds(-3600)));
+  WorkloadBuilder m("team", "job-dup", "m-dup", at(seconds(0)));
+  m.ownedByJob("dup", "job-dup").podSet(1, 1).reserved("cq", at(seconds(5))).dispatchedTo("w1", at(seconds(100)));
+  h.put("manager", m.obj(), at(seconds(100)));
+  // The copy on w2 was not garbage-collected (w2 was unreachable) and its job kept running.
+  for (const std::string w : {"w1", "w2"}) {
+    WorkloadBuilder copy("team", "job-dup", "copy-" + w, at(seconds(10)));
+    copy.podSet(1, 1).remoteCopy().reserved("wcq", at(seconds(20))).admitted(at(seconds(20)));
+    h.put(w, copy.obj(), at(seconds(100)));
+  }
+  auto p1 = PodBuilder("team", "dup-0", "pod-w1", at(seconds(110))).workloadAnnotation("job-dup").gpus(1)
+                .scheduled("a", at(seconds(120))).running(at(seconds(200)));
+  auto p2 = PodBuilder("team", "dup-0", "pod-w2", at(seconds(30))).workloadAnnotation("job-dup").gpus(1)
+                .scheduled("b", at(seconds(40))).running(at(seconds(250)));
+  h.put("w1", p1.obj(), at(seconds(201)));
+  h.step(at(seconds(201)));
+  CHECK(h.all.duplicates.empty());
+  h.put("w2", p2.obj(), at(seconds(251)));
+  h.step(at(seconds(251)));
+  REQUIRE(h.all.duplicates.size() == 1);
+  const auto& d = h.all.duplicates[0];
+  CHECK(d.kind == DuplicateKind::Concurrent);
+  CHECK(d.cluster == "w2");  // w1 won (status.clusterName)
+  CHECK(d.clusters == std::vector<std::string>{"w1", "w2"});
+  CHECK(d.workload.uid == "m-dup");
+  CHECK(d.key == "dup/manager/m-dup/" + std::to_string(unixMs(at(seconds(0)))) + "/concurrent/w2");
+  CHECK(d.eventTime == at(seconds(250)));
+  auto snap = h.e.snapshot();
+  CHECK(dupNow(snap, "w2") == 1);
+  CHECK(dupNow(snap, "w1") == 0);
+  REQUIRE(snap.duplicateExecutions.size() == 1);
+  CHECK(snap.duplicateExecutions[0].count == 1);
+  // Re-delivery does not count it again; the stray pod going away ends it.
+  h.relist(at(seconds(300)));
+  CHECK(h.step(at(seconds(300))).duplicates.empty());
+  h.remove("w2", p2.obj(), at(seconds(400)));
+  h.step(at(seconds(400)));
+  snap = h.e.snapshot();
+  CHECK(dupNow(snap, "w2") == 0);
+  CHECK(snap.duplicateExecutions[0].count == 1);
+}
+
+TEST_CASE("A workload running again after it finished is a duplicate execution", "[engine][duplicate]") {
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n", 8, at(seconds(-7200))), at(seconds(-3600)));
+  WorkloadBuilder w("ns", "job-once", "w-once", at(seconds(0)));
+  w.ownedByJob("once", "job-once").podSet(1, 1).reserved("cq", at(seconds(5))).admitted(at(seconds(5)));
+  auto pod = PodBuilder("ns", "once-0", "pod-1", at(seconds(5))).ownedByJob("once", "job-once").gpus(1)
+                 .scheduled("n", at(seconds(6))).running(at(seconds(10))).firstWork(at(seconds(20)));
+  h.put("c1", w.obj(), at(seconds(6)));
+  h.put("c1", pod.obj(), at(seconds(21)));
+  h.step(at(seconds(21)));
+  h.put("c1", pod.succeeded(at(seconds(500))).obj(), at(seconds(501)));
+  h.put("c1", w.finished(at(seconds(500))).obj(), at(seconds(501)));
+  h.step(at(seconds(501)));
+  CHECK(h.all.duplicates.empty());
+  // Something restarts the job's pod after Finished.
+  auto again = PodBuilder("ns", "once-0-r", "pod-2", at(seconds(600))).ownedByJob("once", "job-once").gpus(1)
+                   .scheduled("n", at(seconds(601))).running(at(seconds(610)));
+  h.put("c1", again.obj(), at(seconds(611)));
+  h.step(at(seconds(611)));
+  REQUIRE(h.all.duplicates.size() == 1);
+  CHECK(h.all.duplicates[0].kind == DuplicateKind::Rerun);
+  CHECK(h.all.duplicates[0].cluster == "c1");
+  CHECK(h.all.duplicates[0].eventTime == at(seconds(610)));
+  CHECK(dupNow(h.e.snapshot(), "c1") == 1);
+}

@@ -1,0 +1,196 @@
+#include <catch2/catch.hpp>
+
+#include "drills.hpp"
+
+using namespace firstwork;
+using namespace firstwork::engine;
+using namespace firstwork::testing;
+using std::chrono::seconds;
+
+namespace {
+
+std::string ms(SystemTime t) { return std::to_string(unixMs(t)); }
+
+// Design §5 reclaim drill on a standalone cluster with 16 GPUs (2 nodes × 8): teams A and B have
+// nominal quotas of 8 each in one cohort. A runs 4 one-GPU jobs, B runs 12 (borrowing 4), each
+// working since −1800 s; B's jobs checkpoint at −600 s. At 0 team A submits four one-GPU jobs
+// a-1..a-4; Kueue reclaims (InCohortReclamation) b-9..b-12 at +30 s (a-k preempts b-(8+k)),
+// their pods go, quota is released at +60 s, a-k are admitted at +60 s, scheduled at +70 s,
+// running at +90 s and do useful work at `firstWork`.
+std::vector<ScriptEvent> reclaimDrill(seconds firstWork, bool preemptorWorks = true,
+                                      std::string reason = "InCohortReclamation",
+                                      std::string reasonText = "reclamation within the cohort") {
+  std::vector<ScriptEvent> ev;
+  for (int n = 0; n < 2; ++n) {
+    ev.push_back({seconds(-3600), "c1", gpuNode("node-" + std::to_string(n), 8, at(seconds(-7200)))});
+  }
+  ev.push_back({seconds(-3600), "c1", clusterQueue("cq-a", {}, "org", 8)});
+  ev.push_back({seconds(-3600), "c1", clusterQueue("cq-b", {}, "org", 8)});
+  auto running = [&](const std::string& team, int i, const std::string& cq) {
+    const std::string name = "job-" + team + std::to_string(i);
+    const std::string uid = team + "-run-" + std::to_string(i);
+    WorkloadBuilder w(team, name, uid, at(seconds(-2400)));
+    w.ownedByJob(name, "job-" + uid).queue("lq-" + team).podSet(1, 1).reserved(cq, at(seconds(-2000)))
+        .admitted(at(seconds(-2000)));
+    PodBuilder p(team, name + "-0", uid + "-pod", at(seconds(-2000)));
+    p.ownedByJob(name, "job-" + uid).gpus(1).scheduled("node-0", at(seconds(-1990))).running(at(seconds(-1900)))
+        .firstWork(at(seconds(-1800)));
+    if (team == "b") p.checkpoint(at(seconds(-600)));
+    ev.push_back({seconds(-1800), "c1", w.obj()});
+    ev.push_back({seconds(-1800), "c1", p.obj()});
+    return std::make_pair(w, p);
+  };
+  for (int i = 1; i <= 4; ++i) running("a", i, "cq-a");
+  std::vector<std::pair<WorkloadBuilder, PodBuilder>> b;
+  for (int i = 1; i <= 12; ++i) b.push_back(running("b", i, "cq-b"));
+  for (int k = 1; k <= 4; ++k) {
+    const std::string name = "job-new-" + std::to_string(k);
+    const std::string uid = "a-new-" + std::to_string(k);
+    WorkloadBuilder w("a", name, uid, at(seconds(0)));
+    w.ownedByJob(name, "job-" + uid).queue("lq-a").podSet(1, 1).pending(at(seconds(1)));
+    ev.push_back({seconds(1), "c1", w.obj()});
+    auto& [victim, victimPod] = b[static_cast<size_t>(7 + k)];
+    victim.preempted(reason, at(seconds(30)), preemptionMessage(uid, reasonText, "/org/cq-a", "/org/cq-b"));
+    ev.push_back({seconds(30), "c1", victim.obj()});
+    ev.push_back({seconds(55), "c1", victimPod.obj(), true});
+    victim.released(at(seconds(60)));
+    ev.push_back({seconds(60), "c1", victim.obj()});
+    w.reserved("cq-a", at(seconds(60))).admitted(at(seconds(60)));
+    ev.push_back({seconds(60), "c1", w.obj()});
+    PodBuilder p("a", name + "-0", uid + "-pod", at(seconds(60)));
+    p.ownedByJob(name, "job-" + uid).gpus(1).scheduled("node-1", at(seconds(70)));
+    ev.push_back({seconds(70), "c1", p.obj()});
+    p.running(at(seconds(90)));
+    ev.push_back({seconds(90), "c1", p.obj()});
+    if (preemptorWorks) {
+      p.firstWork(at(firstWork));
+      ev.push_back({firstWork, "c1", p.obj()});
+    }
+  }
+  return ev;
+}
+
+Harness runReclaim(seconds firstWork, bool works = true, std::string reason = "InCohortReclamation",
+                   std::string text = "reclamation within the cohort") {
+  Harness h(standaloneConfig("c1"));
+  play(h, reclaimDrill(firstWork, works, std::move(reason), std::move(text)), {seconds(2400)});
+  return h;
+}
+
+std::string reclaimId(int k) { return "reclaim/c1/a-new-" + std::to_string(k) + "/" + ms(at(seconds(0))); }
+
+}  // namespace
+
+TEST_CASE("Design §5 reclaim drill: 12 min vs 3 min to first work = 36 GPU-minutes earlier access", "[engine][reclaim]") {
+  Harness before = runReclaim(seconds(720));
+  Harness after = runReclaim(seconds(180));
+  double earlier = 0;
+  for (int k = 1; k <= 4; ++k) {
+    auto r1 = before.reclaim(reclaimId(k));
+    auto r2 = after.reclaim(reclaimId(k));
+    REQUIRE(r1);
+    REQUIRE(r2);
+    CHECK(r1->outcome == ReclaimOutcome::Completed);
+    CHECK(r1->reason == "InCohortReclamation");
+    CHECK(r1->preemptor.name == "job-new-" + std::to_string(k));
+    CHECK(r1->preemptor.clusterQueue == "cq-a");
+    CHECK(*r1->queuedAt == at(seconds(0)));
+    // reclaim_to_first_work = P.first_work − P.queued: 720 − 0 and 180 − 0.
+    CHECK(*r1->reclaimToFirstWorkSeconds == Approx(720));
+    CHECK(*r2->reclaimToFirstWorkSeconds == Approx(180));
+    auto o = before.observation("obs/reclaim_to_first_work/c1/a-new-" + std::to_string(k) + "/" + ms(at(seconds(0))));
+    REQUIRE(o);
+    CHECK(o->seconds == Approx(720));
+    CHECK(o->reason == "InCohortReclamation");
+    CHECK(o->clusterQueue == "cq-a");
+    CHECK(o->cluster == "c1");
+    // The victim b-(8+k): 1 GPU × (evicted +30 s − max(first work −1800 s, checkpoint −600 s))
+    //   = 1 × (30 + 600) = 630 GPU-seconds of lost work.
+    REQUIRE(r1->victims.size() == 1);
+    CHECK(r1->victims[0].workload.uid == "b-run-" + std::to_string(8 + k));
+    CHECK(r1->victims[0].gpus == 1);
+    CHECK(*r1->victims[0].workSince == at(seconds(-600)));
+    CHECK(r1->victims[0].interruptedGpuSeconds == Approx(630));
+    CHECK(r1->interruptedGpuSeconds == Approx(630));
+    earlier += (*r1->reclaimToFirstWorkSeconds - *r2->reclaimToFirstWorkSeconds) * 1;  // × 1 GPU
+  }
+  // Σ 4 jobs × 1 GPU × (720 − 180) s = 2,160 GPU-s = 36 GPU-minutes = 0.6 GPU-h (US$1.80 at US$3/GPU-h).
+  CHECK(earlier == Approx(2160));
+  CHECK(earlier / 60 == Approx(36));
+  CHECK(earlier / 3600 * 3.0 == Approx(1.80));
+
+  auto snap = before.e.snapshot();
+  REQUIRE(snap.reclaims.size() == 1);
+  CHECK(snap.reclaims[0].clusterQueue == "cq-a");
+  CHECK(snap.reclaims[0].outcome == ReclaimOutcome::Completed);
+  CHECK(snap.reclaims[0].count == 4);
+  // Interrupted GPU-seconds counter: 4 victims × 630 = 2,520, labelled with the victims' queue.
+  REQUIRE(snap.interruptedSeconds.size() == 1);
+  CHECK(snap.interruptedSeconds[0].clusterQueue == "cq-b");
+  CHECK(snap.interruptedSeconds[0].reason == "InCohortReclamation");
+  CHECK(snap.interruptedSeconds[0].seconds == Approx(2520));
+  // Each victim's eviction is a milestone with the preemptor's uid.
+  auto pre = before.milestone("b-run-9", Milestone::Preempted);
+  REQUIRE(pre);
+  CHECK(pre->preemptorUid == "a-new-1");
+  CHECK(pre->eventTime == at(seconds(30)));
+}
+
+TEST_CASE("Fair-sharing preemption is a reclaim too; relisting changes nothing", "[engine][reclaim]") {
+  Harness h = runReclaim(seconds(300), true, "InCohortFairSharing", "Fair Sharing within the cohort");
+  auto r = h.reclaim(reclaimId(2));
+  REQUIRE(r);
+  CHECK(r->reason == "InCohortFairSharing");
+  CHECK(*r->reclaimToFirstWorkSeconds == Approx(300));
+  const size_t records = h.all.reclaims.size();
+  h.relist(at(seconds(2500)));
+  CHECK(h.step(at(seconds(2500))).empty());
+  CHECK(h.all.reclaims.size() == records);
+}
+
+TEST_CASE("A preemptor that never works within the budget is a failed reclaim", "[engine][reclaim]") {
+  Harness h = runReclaim(seconds(0), false);
+  auto r = h.reclaim(reclaimId(1));
+  REQUIRE(r);
+  // Budget 30 min from the first victim's eviction (+30 s): failed at +1830 s.
+  CHECK(r->outcome == ReclaimOutcome::Failed);
+  CHECK_FALSE(r->reclaimToFirstWorkSeconds);
+  CHECK(r->observedAt == at(seconds(2400)));
+  auto snap = h.e.snapshot();
+  REQUIRE(snap.reclaims.size() == 1);
+  CHECK(snap.reclaims[0].outcome == ReclaimOutcome::Failed);
+  CHECK(snap.reclaims[0].count == 4);
+}
+
+TEST_CASE("Priority preemption inside one ClusterQueue gets no reclaim record", "[engine][reclaim]") {
+  Harness h = runReclaim(seconds(300), true, "InClusterQueue", "prioritization in the ClusterQueue");
+  CHECK(h.all.reclaims.empty());
+  auto snap = h.e.snapshot();
+  CHECK(snap.reclaims.empty());
+  REQUIRE(snap.interruptedSeconds.size() == 1);
+  CHECK(snap.interruptedSeconds[0].reason == "InClusterQueue");
+  CHECK(snap.interruptedSeconds[0].seconds == Approx(2520));
+}
+
+TEST_CASE("A victim seen before its preemptor waits for it", "[engine][reclaim]") {
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n", 8, at(seconds(-7200))), at(seconds(-3600)));
+  WorkloadBuilder v("b", "job-v", "v", at(seconds(-100)));
+  v.ownedByJob("v", "job-v").podSet(1, 2).reserved("cq-b", at(seconds(-90)))
+      .preempted("InCohortReclaimWhileBorrowing", at(seconds(10)),
+                 preemptionMessage("p", "reclamation within the cohort while borrowing"));
+  h.put("c1", v.obj(), at(seconds(11)));
+  h.step(at(seconds(11)));
+  CHECK(h.all.reclaims.empty());
+  WorkloadBuilder p("a", "job-p", "p", at(seconds(0)));
+  p.ownedByJob("p", "job-p").podSet(1, 2).reserved("cq-a", at(seconds(20)));
+  h.put("c1", p.obj(), at(seconds(21)));
+  h.step(at(seconds(21)));
+  auto r = h.reclaim("reclaim/c1/p/" + ms(at(seconds(0))));
+  REQUIRE(r);
+  CHECK(r->outcome == ReclaimOutcome::Pending);
+  CHECK(r->reason == "InCohortReclaimWhileBorrowing");
+  REQUIRE(r->victims.size() == 1);
+  CHECK(r->victims[0].interruptedGpuSeconds == 0);  // never did useful work
+  CHECK(h.e.snapshot().pendingReclaims.size() == 1);
+}
