@@ -5,6 +5,7 @@
 using namespace firstwork;
 using namespace firstwork::engine;
 using namespace firstwork::testing;
+using std::chrono::seconds;
 
 namespace {
 
