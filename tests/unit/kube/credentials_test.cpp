@@ -58,7 +58,7 @@ struct PluginSetup {
 
 }  // namespace
 
-TEST_CASE("a token file is re-read after a minute, not before", "[kube][credentials]") {
+TEST_CASE("a token file is re-read after a minute and not before", "[kube][credentials]") {
   FakeClock clock;
   TempDir dir;
   std::string path = dir.write("token", "tok-1\n");

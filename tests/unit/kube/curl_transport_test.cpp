@@ -69,7 +69,7 @@ TEST_CASE("GET over HTTP and over HTTPS with the cluster CA from the kubeconfig"
   CHECK(t.active() == 0);
 }
 
-TEST_CASE("TLS is verified: a wrong CA or a wrong server name fails, tls-server-name works",
+TEST_CASE("TLS is verified against the CA and the server name and tls-server-name works",
           "[kube][transport][integration]") {
   sim::ApiServer server(opts(true));
   server.start();

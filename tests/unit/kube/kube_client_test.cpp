@@ -202,7 +202,7 @@ void faultScenario(bool tls, const std::function<void(Fixture&)>& fault,
 
 }  // namespace
 
-TEST_CASE("an initial list of 10,000 pods arrives over 20 pages, then the watch carries on",
+TEST_CASE("an initial list of 10000 pods arrives over 20 pages and the watch carries on",
           "[kube][client][integration]") {
   Fixture f(/*tls=*/false);
   f.createPods(10000);

@@ -300,7 +300,7 @@ contexts: [{name: c, context: {cluster: k, user: ghost}}]
   }
 }
 
-TEST_CASE("insecure-skip-tls-verify is allowed and flagged, but not with a CA", "[kube][kubeconfig]") {
+TEST_CASE("insecure-skip-tls-verify is allowed and flagged but not with a CA", "[kube][kubeconfig]") {
   auto rc = loadKubeconfigFromString(R"(
 current-context: c
 clusters: [{name: k, cluster: {server: "https://a", insecure-skip-tls-verify: true, proxy-url: "http://proxy:3128"}}]

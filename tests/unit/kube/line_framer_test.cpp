@@ -61,7 +61,7 @@ TEST_CASE("an incomplete last line is held back", "[kube][framer]") {
   CHECK(f.pending() == 0);
 }
 
-TEST_CASE("a line over the limit is an error, at the limit it is fine", "[kube][framer]") {
+TEST_CASE("a line over the limit is an error and one at the limit is fine", "[kube][framer]") {
   LineFramer f(8);
   LineFramer::Outcome o{};
   // 8 bytes + '\n' is exactly the limit.

@@ -105,7 +105,7 @@ bool startsWith(const std::string& s, const std::string& prefix) { return s.rfin
 
 }  // namespace
 
-TEST_CASE("the first LIST is paginated from resourceVersion 0, then a WATCH from its RV",
+TEST_CASE("the first LIST is paginated from resourceVersion 0 and the WATCH starts at its RV",
           "[kube][reflector]") {
   Harness h;
   h.reflector->start();
@@ -225,7 +225,7 @@ TEST_CASE("a LIST refused at the last RV falls back to a quorum read", "[kube][r
   CHECK(startsWith(w3.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=50&"));
 }
 
-TEST_CASE("an expired continue token restarts the LIST; a second expiry reads it whole",
+TEST_CASE("an expired continue token restarts the LIST and a second expiry reads it whole",
           "[kube][reflector]") {
   Harness h;
   h.reflector->start();
@@ -261,7 +261,7 @@ TEST_CASE("a malformed line re-watches from the last good RV", "[kube][reflector
   CHECK(h.observer.restarts["decode_error"] == 1);
 }
 
-TEST_CASE("an event whose object cannot be decoded is skipped, counted, and its RV kept",
+TEST_CASE("an event whose object cannot be decoded is skipped and counted and its RV kept",
           "[kube][reflector]") {
   Harness h;
   auto& w = h.syncWith("10", {pod("a", "u1", "5")});
@@ -291,7 +291,7 @@ TEST_CASE("a watch line over the size limit restarts the watch", "[kube][reflect
   CHECK(h.reflector->stats().restarts_for(RestartReason::TooLarge) == 1);
 }
 
-TEST_CASE("failures are retried with the reason counted; Retry-After is honoured",
+TEST_CASE("failures are retried with the reason counted and Retry-After honoured",
           "[kube][reflector]") {
   auto opts = Harness::fastOptions();
   Harness h(model::Kind::Pod, opts);
@@ -367,7 +367,7 @@ TEST_CASE("a watch silent from its start is replaced by a relist", "[kube][refle
   CHECK(h.reflector->stats().restarts_for(RestartReason::Stall) == 1);
 }
 
-TEST_CASE("the Workload version is discovered: v1beta2 preferred, v1beta1 otherwise",
+TEST_CASE("API versions are discovered in preference order",
           "[kube][reflector][discovery]") {
   Harness h(model::Kind::Workload);
   h.reflector->start();
