@@ -203,6 +203,7 @@ struct ExpectedComparison {
   double reductionPercent = 0;  // 100 × reduction / baselineValue
 };
 
+/// Everything a scenario file states the daemon must report (plain data, read-only after load).
 struct ExpectedFigures {
   /// Section names the file states (an empty list stated on purpose, e.g. `incidents: []`,
   /// means "none", which differs from "not stated").

@@ -21,6 +21,7 @@ namespace firstwork::scenario {
 /// Cluster name (as in the scenario's `clusters:`) → the simulated API server playing it.
 using ServerMap = std::map<std::string, std::reference_wrapper<sim::ApiServer>>;
 
+/// How a ScenarioPlayer plays (plain data).
 struct PlayerOptions {
   /// Start of the first play-through on the scenario clock. Default: the clock's now at start(),
   /// truncated to a whole second (Kubernetes timestamps have second precision, so every rendered

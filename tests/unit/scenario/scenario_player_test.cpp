@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -403,4 +404,35 @@ TEST_CASE("the reclaim scenario file plays against API servers without errors", 
     }
   }
   CHECK(annotated == 8);
+}
+
+TEST_CASE("every scenario file plays against API servers without a failed step", "[scenario]") {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(FIRSTWORK_SOURCE_DIR "/config/scenarios"))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  REQUIRE(files.size() >= 9);
+  for (const auto& f : files) {
+    INFO(f);
+    auto sc = loadScenario(f);
+    REQUIRE(sc.ok());
+    const size_t steps = sc->steps.size();
+    sim::ApiServer manager(named("manager"));
+    sim::ApiServer worker1(named("worker-1"));
+    sim::ApiServer worker2(named("worker-2"));
+    manager.start();
+    worker1.start();
+    worker2.start();
+    // 12000×: a 20-minute drill plays in 0.1 s.
+    ScaledClock clock(12000.0, at(kStart), std::chrono::steady_clock::now());
+    PlayerOptions options;
+    options.drillStart = at(kStart);
+    ScenarioPlayer player(std::move(*sc), {{"manager", manager}, {"worker-1", worker1}, {"worker-2", worker2}},
+                          clock, options);
+    REQUIRE(player.start().ok());
+    REQUIRE(player.waitUntilDone(20s));
+    for (const auto& e : player.errors()) UNSCOPED_INFO(e);
+    CHECK(player.errors().empty());
+    CHECK(player.stepsApplied() == steps);
+    CHECK(worker1.running());
+  }
 }
