@@ -263,7 +263,7 @@ Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
         return true;
       }
       deferObject = false;
-      if (!readEventObject(c, x, kind, ev)) return c.in("object");
+      if (!readEventObject(c, x, kind, ev)) return false;  // broken JSON; forFields adds "object"
       c.clear();
     }
     return true;

@@ -153,7 +153,7 @@ TEST_CASE("a bad object inside a good event keeps type and resourceVersion", "[m
   }
 }
 
-TEST_CASE("event fields in any order; unknown fields ignored", "[model][watch]") {
+TEST_CASE("event fields in any order and unknown fields ignored", "[model][watch]") {
   auto e = event(R"({"object":{"metadata":{"name":"p","uid":"u","resourceVersion":"5"}},
                      "future":{"x":[1,2]},"type":"DELETED"})",
                  Kind::Pod);

@@ -264,6 +264,18 @@ TEST_CASE("a 1.5 MB object decodes into a slim one", "[model][robustness]") {
   CHECK(line.size() == len);
 }
 
+TEST_CASE("after a very large document the thread's parser is replaced and still works",
+          "[model][robustness]") {
+  // Above the 16 MiB retention threshold: the decode succeeds, then the buffers are released.
+  std::string huge = R"({"metadata":{"name":"p","uid":"u"},"x":")" + std::string(17u << 20, 'x') + "\"}";
+  CHECK(decodeObject(huge, Kind::Pod).ok());
+  std::string owned = huge;
+  CHECK(decodeWatchEvent(R"({"type":"ADDED","object":)" + owned + "}", Kind::Pod).ok());
+  auto small = decodeObject(R"({"metadata":{"name":"q","uid":"v"}})", Kind::Pod);
+  REQUIRE(small.ok());
+  CHECK(metaOf(*small).name == "q");
+}
+
 TEST_CASE("10,000 labels and annotations in a watch event", "[model][robustness]") {
   std::string kv;
   for (int i = 0; i < 10000; ++i) kv += std::string(i ? "," : "") + "\"firstwork.dev/k" + std::to_string(i) + "\":\"v\"";
