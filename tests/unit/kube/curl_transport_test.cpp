@@ -178,11 +178,9 @@ TEST_CASE("one loop thread drives a hundred concurrent watches", "[kube][transpo
   auto rc = configFor(server);
   StaticCredentials creds(rc.token);
   CurlTransport t(io, clock, rc, creds);
-  const char* resources[] = {"pods", "nodes", "workloads", "resourceclaims", "resourceslices"};
   const std::string paths[] = {"/api/v1/pods", "/api/v1/nodes", "/apis/kueue.x-k8s.io/v1beta2/workloads",
                                "/apis/resource.k8s.io/v1/resourceclaims",
                                "/apis/resource.k8s.io/v1/resourceslices"};
-  (void)resources;
   int heads = 0;
   size_t bytes = 0;
   for (int i = 0; i < 100; ++i) {

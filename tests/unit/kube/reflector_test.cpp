@@ -8,6 +8,7 @@
 #include "fakes/fake_transport.hpp"
 #include "firstwork/kube/api_discovery.hpp"
 #include "firstwork/kube/connection_monitor.hpp"
+#include "firstwork/kube/kube_client.hpp"
 #include "kube_test_util.hpp"
 #include "recording.hpp"
 
@@ -463,4 +464,27 @@ TEST_CASE("the connection monitor reports clock skew and transitions once", "[ku
   h.status = 401;
   m.onResponse(h);
   CHECK(m.connected() == true);
+}
+
+TEST_CASE("a KubeClient can run on a transport of the caller's", "[kube][client]") {
+  boost::asio::io_context io;
+  FakeClock clock;
+  auto transport = std::make_unique<FakeTransport>();
+  FakeTransport& t = *transport;
+  RecordingSink pods;
+  RecordingSink claims;
+  KubeClient client(io, clock, "w1", std::move(transport));
+  client.addReflector(model::Kind::Pod, pods);
+  client.addReflector(model::Kind::ResourceClaim, claims);
+  client.start();
+  CHECK_FALSE(client.settled());
+  REQUIRE(firstwork::testing::runUntil(io, [&] { return t.requests().size() == 2; }));
+  t.respond(t.requests()[0], 200, list("3", {pod("a", "u1", "2")}));
+  t.respond(t.requests()[1], 404, R"({"kind":"Status","code":404})");  // no DRA here
+  CHECK(client.settled());  // pods synced, claims unavailable
+  CHECK(client.reflector(model::Kind::Pod)->synced());
+  CHECK(client.reflector(model::Kind::ResourceClaim)->unavailable());
+  CHECK(client.connection().connected() == true);
+  CHECK(client.config().server == "https://fake.invalid:6443");
+  client.stop();
 }
