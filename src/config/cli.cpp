@@ -100,7 +100,7 @@ constexpr std::string_view kDemoUsage =
     "\n"
     "Options:\n"
     "  --listen ADDR      address to serve on (default 127.0.0.1:9500)\n"
-    "  --speed X          simulated seconds per real second (default 1; > 0)\n"
+    "  --speed X          simulated seconds per real second (default 60; > 0)\n"
     "  --scenario NAME    play only this scenario (default: all in turn)\n"
     "  --once             play once and exit instead of looping\n"
     "  --log-level LEVEL  trace, debug, info, warn, error, off (default info)\n"

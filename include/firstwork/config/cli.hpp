@@ -54,7 +54,7 @@ struct CheckConfigArgs {
 /// `firstworkd demo [--listen ADDR] [--speed X] [--scenario NAME] [--once] [--log-level L]`.
 struct DemoArgs {
   std::optional<std::string> listen;
-  double speed = 1.0;    // simulated seconds per real second; > 0
+  double speed = 60.0;   // simulated seconds per real second (a drill minute per second); > 0
   std::string scenario;  // empty: every scenario in turn (the sim validates names)
   bool once = false;     // play the scenarios once and exit instead of looping
   std::optional<log::Level> logLevel;

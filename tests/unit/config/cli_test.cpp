@@ -89,7 +89,7 @@ TEST_CASE("demo options parse and validate the speed", "[config][cli]") {
   CHECK(p.args.demo.scenario == "reconnect");
   CHECK(p.args.demo.once);
   CHECK(p.args.demo.listen == "127.0.0.1:0");
-  CHECK(parse({"demo"}).args.demo.speed == 1.0);
+  CHECK(parse({"demo"}).args.demo.speed == 60.0);  // a drill minute per real second
   CHECK(parse({"demo", "--speed", "0"}).errors ==
         std::vector<std::string>{"demo: --speed: must be greater than 0"});
   CHECK(parse({"demo", "--speed", "fast"}).errors ==

@@ -1,0 +1,59 @@
+#pragma once
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "firstwork/config/config.hpp"
+#include "firstwork/core/clock.hpp"
+#include "firstwork/core/result.hpp"
+#include "firstwork/kube/kubeconfig.hpp"
+
+namespace firstwork::app {
+
+struct DaemonOptions {
+  config::Config config;
+  /// The clock for everything time-related (the demo passes a ScaledClock); null = real time.
+  const Clock* clock = nullptr;
+  /// Connection settings per cluster name, used instead of the cluster's kubeconfig/inCluster
+  /// (the demo and tests point clusters at in-process API servers this way).
+  std::map<std::string, kube::RestConfig> restConfigs;
+  /// How often time-driven logic runs and gauges refresh (real time).
+  std::chrono::milliseconds tickInterval{1000};
+  /// Overrides the watch timing of every reflector (tests and the demo use short values).
+  std::optional<std::chrono::milliseconds> stallTimeout;
+  std::optional<std::chrono::seconds> minWatchTimeout;
+};
+
+/// The composition root (design §1): one event-loop thread owns the reflectors of every cluster
+/// (curl multi on Boost.Asio), the milestone engine, the store writes and the metric updates;
+/// HTTP threads serve /metrics from a snapshot and /api/v1 by asking the loop. start() and stop()
+/// from one owner thread.
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  /// Opens the store, connects to every cluster, binds the HTTP listener and starts the event
+  /// loop thread. Every problem is returned (one per line) and nothing is left running.
+  Status start();
+  /// Stops watches, flushes pending records to the store, stops HTTP, joins the loop.
+  void stop();
+  /// Blocks until SIGINT/SIGTERM (installed by this call) or stop() from another thread.
+  void waitForShutdownSignal();
+
+  /// The bound HTTP port and base URL (after start()).
+  uint16_t httpPort() const;
+  std::string baseUrl() const;
+  /// True once every watch finished its first list (what /readyz reports).
+  bool ready() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace firstwork::app

@@ -1,0 +1,59 @@
+#pragma once
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace prometheus {
+class Registry;
+}
+namespace firstwork::engine {
+struct Observation;
+struct Snapshot;
+}  // namespace firstwork::engine
+namespace firstwork::inventory {
+struct InventorySnapshot;
+}
+
+namespace firstwork::app {
+
+/// The contract metrics of design §6 that come from the milestone engine and the capacity
+/// inventory: latency histograms, stranded GPUs, GPU-seconds, incidents, reclaims, workloads,
+/// stuck workloads, duplicates, DRA pools and connections.
+///
+/// Two ways in, and why:
+///  * Histogram samples and the incident/reclaim/duplicate counters are fed one committed fact
+///    at a time (observe(), recoveryClosed(), ...), only after the store accepted the fact as new.
+///    That is what keeps a restart (which re-derives every fact from relisted objects) from
+///    counting anything twice.
+///  * Gauges and the live integrals (stranded and GPU-seconds) are set from snapshots: gauges
+///    take the snapshot's value, counters grow by the snapshot's increase. A label set missing from
+///    a snapshot has its series removed, so series go away with their cluster, queue or class.
+/// Single-threaded writer (the event loop); scrapes read through the registry.
+class EngineMetrics {
+ public:
+  /// `buckets`: latency histogram bounds in seconds (config metrics.buckets).
+  EngineMetrics(prometheus::Registry& registry, std::vector<double> buckets);
+  ~EngineMetrics();
+  EngineMetrics(const EngineMetrics&) = delete;
+  EngineMetrics& operator=(const EngineMetrics&) = delete;
+
+  /// One committed histogram sample. ObservationLag samples are not handled here (SelfMetrics).
+  void observe(const engine::Observation& observation);
+  /// An incident reached `recovered` or `failed` (committed for the first time).
+  void recoveryClosed(std::string_view cluster, std::string_view outcome,
+                      double strandedGpuSeconds);
+  /// A reclaim reached `completed` or `failed` (committed for the first time).
+  void reclaimClosed(std::string_view clusterQueue, std::string_view reason,
+                     std::string_view outcome);
+  /// A duplicate execution was detected (committed for the first time).
+  void duplicateExecution(std::string_view cluster);
+
+  /// Gauges and live counters from the engine's and the inventory's snapshots.
+  void apply(const engine::Snapshot& engine, const inventory::InventorySnapshot& inventory);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace firstwork::app

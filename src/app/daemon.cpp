@@ -1,0 +1,487 @@
+#include "firstwork/app/daemon.hpp"
+
+#include <fmt/format.h>
+#include <prometheus/registry.h>
+#include <signal.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "firstwork/app/api.hpp"
+#include "firstwork/app/records.hpp"
+#include "firstwork/config/cli.hpp"
+#include "firstwork/engine/milestone_engine.hpp"
+#include "firstwork/http/http_server.hpp"
+#include "firstwork/http/metrics_snapshot.hpp"
+#include "firstwork/kube/kube_client.hpp"
+#include "firstwork/kube/kubeconfig.hpp"
+#include "firstwork/log/log.hpp"
+#include "firstwork/log/redact.hpp"
+#include "firstwork/app/engine_metrics.hpp"
+#include "firstwork/metrics/self_metrics.hpp"
+#include "firstwork/store/store.hpp"
+
+namespace firstwork::app {
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+const RealClock kRealClock;
+
+engine::ClusterRole engineRole(config::ClusterRole r) {
+  switch (r) {
+    case config::ClusterRole::Management:
+      return engine::ClusterRole::Management;
+    case config::ClusterRole::Worker:
+      return engine::ClusterRole::Worker;
+    case config::ClusterRole::Standalone:
+      break;
+  }
+  return engine::ClusterRole::Standalone;
+}
+
+/// What each role watches (design §2).
+std::vector<model::Kind> watchedKinds(config::ClusterRole role) {
+  using K = model::Kind;
+  if (role == config::ClusterRole::Management)
+    return {K::Workload, K::MultiKueueCluster, K::ClusterQueue, K::AdmissionCheck,
+            K::MultiKueueConfig};
+  return {K::Workload, K::Pod, K::ResourceClaim, K::ResourceSlice, K::Node};
+}
+
+engine::EngineConfig engineConfig(const config::Config& c) {
+  engine::EngineConfig e;
+  for (const auto& cl : c.clusters)
+    e.clusters.push_back({cl.name, engineRole(cl.role), cl.multiKueueClusterName});
+  e.usefulWork.annotation = c.usefulWork.annotation;
+  e.usefulWork.podConditionType = c.usefulWork.podConditionType;
+  e.usefulWork.readyProxy = c.usefulWork.readyProxy;
+  e.usefulWork.external = true;
+  e.recoveryBudget = std::chrono::duration_cast<std::chrono::seconds>(c.recovery.budget);
+  e.reclaimBudget = std::chrono::duration_cast<std::chrono::seconds>(c.recovery.reclaimBudget);
+  e.stuckAfter = std::chrono::duration_cast<std::chrono::seconds>(c.recovery.stuckAfter);
+  // The inventory's defaults (whole GPUs, shared GPUs, MIG profiles) stay; configured extended
+  // resources are added to them.
+  for (const auto& r : c.gpu.extendedResources) {
+    auto& v = e.inventory.extendedResources;
+    if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
+  }
+  e.inventory.profileAttribute = c.gpu.profileAttribute;
+  for (const auto& m : c.gpu.deviceClassMappings)
+    e.inventory.deviceClasses.push_back({m.deviceClass, m.driver, {}});
+  return e;
+}
+
+}  // namespace
+
+struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
+  explicit Impl(DaemonOptions o)
+      : options(std::move(o)),
+        clock(options.clock ? *options.clock : kRealClock),
+        registry(std::make_shared<prometheus::Registry>()),
+        self(*registry, options.config.metrics.lagBuckets, config::buildVersion(),
+             config::buildRevision()),
+        engineMetrics(*registry, options.config.metrics.buckets),
+        snapshot(*registry, kRealClock),
+        engine(engineConfig(options.config)),
+        redactor(options.config.logging.redact, options.config.logging.redactSalt),
+        log("daemon") {}
+
+  struct Cluster {
+    config::ClusterConfig config;
+    std::unique_ptr<kube::KubeClient> client;
+    bool monitorConnected = true;   // until the connection monitor says otherwise
+    bool reportedConnected = false; // what the engine was told last
+    std::set<std::string> watchesUp;
+  };
+
+  // --- KubeObserver ----------------------------------------------------------------------
+  void onEvent(std::string_view cluster, std::string_view resource, model::EventType type,
+               bool synthetic) override {
+    static constexpr const char* kNames[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+    (void)synthetic;
+    self.watchEvent(cluster, resource, kNames[static_cast<size_t>(type)]);
+  }
+  void onRestart(std::string_view cluster, std::string_view resource,
+                 kube::RestartReason reason) override {
+    self.watchRestart(cluster, resource, kube::restartReasonName(reason));
+  }
+  void onDecodeError(std::string_view cluster, std::string_view resource) override {
+    self.decodeError(cluster, resource);
+  }
+  void onWatchUp(std::string_view cluster, std::string_view resource, bool up) override {
+    self.watchUp(cluster, resource, up);
+    if (auto* c = find(cluster)) {
+      if (up)
+        c->watchesUp.insert(std::string(resource));
+      else
+        c->watchesUp.erase(std::string(resource));
+      updateConnection(*c, clock.systemNow(), clock.systemNow());
+    }
+  }
+  void onTrackedObjects(std::string_view cluster, std::string_view resource,
+                        size_t count) override {
+    self.trackedObjects(cluster, resource, static_cast<double>(count));
+  }
+  void onClockSkew(std::string_view cluster, double seconds) override {
+    self.clockSkew(cluster, seconds);
+  }
+  void onConnection(std::string_view cluster, const kube::ConnectionEvent& e) override {
+    auto* c = find(cluster);
+    if (!c) return;
+    c->monitorConnected = e.connected;
+    if (!e.connected && c->reportedConnected) {
+      // The outage began at the last contact, not when the failure was noticed.
+      c->reportedConnected = false;
+      engine.onConnection(c->config.name, false, e.lastContact, e.at);
+      log.warn("lost connection to cluster",
+               {{"cluster", c->config.name}, {"detail", e.detail}});
+      scheduleFlush();
+    } else if (e.connected) {
+      updateConnection(*c, e.at, e.at);
+    }
+  }
+
+  // --- EventSink -------------------------------------------------------------------------
+  void onEvent(const kube::ObjectEvent& e) override {
+    engine.onObject(e.cluster, e.type, *e.object, e.observedAt);
+    scheduleFlush();
+  }
+  void onSynced(std::string_view cluster, model::Kind kind) override {
+    log.info("initial list done",
+             {{"cluster", std::string(cluster)}, {"resource", model::kindInfo(kind).resource}});
+    if (auto* c = find(cluster)) updateConnection(*c, clock.systemNow(), clock.systemNow());
+    updateReadiness();
+    scheduleFlush();
+  }
+
+  Cluster* find(std::string_view name) {
+    for (auto& c : clusters)
+      if (c.config.name == name) return &c;
+    return nullptr;
+  }
+
+  /// The engine hears "connected" once the daemon can reach the cluster and every watch of it
+  /// has (re)listed, so objects that arrive late are not judged before they arrive.
+  void updateConnection(Cluster& c, SystemTime eventTime, SystemTime observedAt) {
+    if (c.reportedConnected || !c.monitorConnected || !c.client) return;
+    for (const auto& r : c.client->reflectors()) {
+      if (r->unavailable()) continue;
+      if (!r->synced() || !c.watchesUp.count(std::string(r->resource()))) return;
+    }
+    c.reportedConnected = true;
+    engine.onConnection(c.config.name, true, eventTime, observedAt);
+    scheduleFlush();
+  }
+
+  void updateReadiness() {
+    std::vector<std::string> notReady;
+    for (const auto& c : clusters)
+      for (const auto& r : c.client->reflectors())
+        if (!r->settled())
+          notReady.push_back(fmt::format("cluster {}: {} {}", c.config.name, r->resource(),
+                                         kube::reflectorStateName(r->state())));
+    std::lock_guard lock(readyMu);
+    notReadyLines = std::move(notReady);
+  }
+
+  void scheduleFlush() {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    asio::post(io, [this] {
+      flushScheduled = false;
+      step(false);
+    });
+  }
+
+  /// One engine step: advance, write what it produced, export what the store accepted as new.
+  void step(bool tick) {
+    auto now = clock.systemNow();
+    auto out = engine.advance(now);
+    for (const auto& o : out.observations)
+      if (o.histogram == engine::HistogramKind::ObservationLag)
+        self.observationLag(o.cluster, o.resource, o.seconds);
+    engine::Outputs durable = std::move(out);
+    std::erase_if(durable.observations, [](const engine::Observation& o) {
+      return o.histogram == engine::HistogramKind::ObservationLag;
+    });
+    for (auto& p : toRecords(durable, redactor)) pending.push_back(std::move(p));
+    commitPending();
+    if (tick) {
+      engineMetrics.apply(engine.snapshot(), engine.inventory().snapshot());
+      updateReadiness();
+      pruneIfDue(now);
+    }
+  }
+
+  /// Every fact is committed before it is exported (design §7). A failing store keeps the
+  /// records queued (bounded) and the daemon exporting gauges; they are retried every step.
+  void commitPending() {
+    if (pending.empty()) return;
+    std::vector<store::Record> recs;
+    recs.reserve(pending.size());
+    for (const auto& p : pending) recs.push_back(p.record);
+    auto res = store->commit(recs);
+    if (!res.ok()) {
+      self.storeError("write");
+      if (!storeFailing)
+        log.error("store write failed; records kept in memory and retried",
+                  {{"error", res.error()}, {"pending", static_cast<uint64_t>(pending.size())}});
+      storeFailing = true;
+      constexpr size_t kMaxPending = 200000;
+      while (pending.size() > kMaxPending) pending.pop_front();
+      return;
+    }
+    if (storeFailing) log.info("store writes recovered", {});
+    storeFailing = false;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (!(*res)[i]) continue;
+      const auto& p = pending[i];
+      switch (p.effect) {
+        case PendingRecord::Effect::None:
+          break;
+        case PendingRecord::Effect::Observe:
+          engineMetrics.observe(p.observation);
+          break;
+        case PendingRecord::Effect::RecoveryClosed:
+          engineMetrics.recoveryClosed(p.cluster, p.outcome, p.strandedGpuSeconds);
+          log.info("incident closed", {{"cluster", p.cluster},
+                                        {"outcome", p.outcome},
+                                        {"stranded_gpu_minutes", p.strandedGpuSeconds / 60.0}});
+          break;
+        case PendingRecord::Effect::ReclaimClosed:
+          engineMetrics.reclaimClosed(p.clusterQueue, p.reason, p.outcome);
+          break;
+        case PendingRecord::Effect::Duplicate:
+          engineMetrics.duplicateExecution(p.cluster);
+          break;
+      }
+    }
+    pending.clear();
+  }
+
+  void pruneIfDue(SystemTime now) {
+    auto mono = clock.monotonicNow();
+    if (lastPrune != MonotonicTime{} && mono - lastPrune < 1h) return;
+    lastPrune = mono;
+    auto res = store->prune(now - options.config.store.retention);
+    if (!res.ok()) {
+      self.storeError("prune");
+      log.error("store prune failed", {{"error", res.error()}});
+    }
+  }
+
+  void armTick() {
+    tickTimer->expires_after(options.tickInterval);
+    tickTimer->async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping) return;
+      if (httpServer) httpServer->heartbeat();
+      step(true);
+      armTick();
+    });
+  }
+
+  /// Runs `fn` on the loop thread and waits for its answer (HTTP handlers read loop-owned state
+  /// this way); 503 when the loop does not answer in time.
+  http::ApiResponse onLoop(std::function<http::ApiResponse()> fn) {
+    auto task = std::make_shared<std::packaged_task<http::ApiResponse()>>(std::move(fn));
+    auto fut = task->get_future();
+    asio::post(io, [task] { (*task)(); });
+    if (fut.wait_for(5s) != std::future_status::ready)
+      return http::ApiResponse::error(503, "event loop busy");
+    return fut.get();
+  }
+
+  Status openStore() {
+    auto s = store::openSqliteStore(options.config.store.path);
+    if (!s.ok()) return Error{s.error()};
+    store = std::move(*s);
+    // Incidents that were still open when the daemon stopped go on being measured.
+    auto open = store->query({kIncidentKind, "", "", {}, {}, 100000});
+    if (!open.ok()) return Error{open.error()};
+    for (const auto& r : *open) {
+      auto inc = incidentFromJson(r.body);
+      if (inc && (inc->outcome == engine::IncidentOutcome::Open ||
+                  inc->outcome == engine::IncidentOutcome::Recovering))
+        engine.restoreIncident(*inc);
+    }
+    return Ok{};
+  }
+
+  Status connectClusters() {
+    std::vector<std::string> problems;
+    kube::KubeClientOptions kopts;
+    kopts.reflector.pageSize = static_cast<size_t>(options.config.watch.pageSize);
+    kopts.reflector.stallTimeout = options.stallTimeout.value_or(options.config.watch.stallTimeout);
+    if (options.minWatchTimeout) kopts.reflector.minWatchTimeout = *options.minWatchTimeout;
+    for (const auto& cc : options.config.clusters) {
+      if (!config::shardOwnsCluster(options.config.shard, cc)) continue;
+      Result<kube::RestConfig> rest = makeError("no connection settings");
+      if (auto it = options.restConfigs.find(cc.name); it != options.restConfigs.end())
+        rest = it->second;
+      else if (cc.inCluster)
+        rest = kube::inClusterConfig();
+      else
+        rest = kube::loadKubeconfig({cc.kubeconfig, cc.context, nullptr});
+      if (!rest.ok()) {
+        problems.push_back(fmt::format("clusters {}: {}", cc.name, rest.error()));
+        continue;
+      }
+      if (rest->insecureSkipTlsVerify) {
+        if (!cc.insecureSkipTLSVerifyAllowed) {
+          problems.push_back(fmt::format(
+              "clusters {}: kubeconfig sets insecure-skip-tls-verify; set "
+              "insecureSkipTLSVerifyAllowed: true to accept that",
+              cc.name));
+          continue;
+        }
+        log.warn("TLS verification is off for this cluster", {{"cluster", cc.name}});
+      }
+      self.insecureTls(cc.name, rest->insecureSkipTlsVerify);
+      Cluster c;
+      c.config = cc;
+      c.client = std::make_unique<kube::KubeClient>(io, clock, cc.name, std::move(*rest), kopts,
+                                                    this);
+      for (auto kind : watchedKinds(cc.role)) c.client->addReflector(kind, *this);
+      clusters.push_back(std::move(c));
+    }
+    if (!problems.empty()) {
+      std::string all;
+      for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
+      return makeError(all);
+    }
+    return Ok{};
+  }
+
+  DaemonOptions options;
+  const Clock& clock;
+  std::shared_ptr<prometheus::Registry> registry;
+  metrics::SelfMetrics self;
+  EngineMetrics engineMetrics;
+  http::MetricsSnapshot snapshot;
+  std::unique_ptr<http::HttpServer> httpServer;
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::unique_ptr<asio::steady_timer> tickTimer;
+  std::thread loop;
+  engine::MilestoneEngine engine;
+  store::StorePtr store;
+  std::deque<PendingRecord> pending;
+  bool storeFailing = false;
+  MonotonicTime lastPrune{};
+  std::vector<Cluster> clusters;
+  bool flushScheduled = false;
+  bool stopping = false;
+  log::Redactor redactor;
+  log::Logger log;
+  mutable std::mutex readyMu;
+  std::vector<std::string> notReadyLines{"starting"};
+};
+
+Daemon::Daemon(DaemonOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Daemon::~Daemon() { stop(); }
+
+Status Daemon::start() {
+  auto& d = *impl_;
+  auto& cfg = d.options.config;
+  if (auto s = d.openStore(); !s) return s;
+  for (const auto& cc : cfg.clusters)
+    if (config::shardOwnsCluster(cfg.shard, cc))
+      d.engine.onConnection(cc.name, false, d.clock.systemNow(), d.clock.systemNow());
+  if (auto s = d.connectClusters(); !s) return s;
+
+  http::HttpServerOptions hopts;
+  hopts.listen = cfg.server.listen;
+  hopts.tlsCertFile = cfg.server.tlsCertFile;
+  hopts.tlsKeyFile = cfg.server.tlsKeyFile;
+  hopts.apiBearerTokenFile = cfg.server.apiBearerTokenFile;
+  d.httpServer = std::make_unique<http::HttpServer>(hopts, d.snapshot, d.clock);
+  d.snapshot.setRefreshRequester([&d] { asio::post(d.io, [&d] { d.snapshot.refresh(); }); });
+  d.httpServer->setReadinessCheck([&d] {
+    std::lock_guard lock(d.readyMu);
+    return d.notReadyLines;
+  });
+  registerApiRoutes(*d.httpServer, ApiContext{
+                                        [&d](std::function<http::ApiResponse()> fn) {
+                                          return d.onLoop(std::move(fn));
+                                        },
+                                        [&d]() -> store::Store& { return *d.store; },
+                                        [&d]() -> const engine::MilestoneEngine& { return d.engine; },
+                                        &d.redactor,
+                                    });
+  if (auto s = d.httpServer->start(); !s) return s;
+
+  d.work.emplace(d.io.get_executor());
+  d.tickTimer = std::make_unique<asio::steady_timer>(d.io);
+  asio::post(d.io, [&d] {
+    for (auto& c : d.clusters) c.client->start();
+    d.updateReadiness();
+    d.armTick();
+  });
+  d.loop = std::thread([&d] {
+    try {
+      d.io.run();
+    } catch (const std::exception& e) {
+      // Nothing may cross the loop boundary silently: an escaped exception is a bug.
+      d.log.error("event loop stopped by an exception", {{"error", e.what()}});
+      std::abort();
+    }
+  });
+  d.log.info("firstworkd started", {{"listen", d.httpServer->baseUrl()},
+                                    {"clusters", static_cast<uint64_t>(d.clusters.size())},
+                                    {"store", cfg.store.path}});
+  return Ok{};
+}
+
+void Daemon::stop() {
+  auto& d = *impl_;
+  if (!d.loop.joinable()) {
+    if (d.httpServer) d.httpServer->stop();
+    return;
+  }
+  std::promise<void> done;
+  asio::post(d.io, [&d, &done] {
+    d.stopping = true;
+    if (d.tickTimer) d.tickTimer->cancel();
+    for (auto& c : d.clusters) c.client->stop();
+    d.step(false);  // commit what is pending
+    done.set_value();
+  });
+  done.get_future().wait();
+  if (d.httpServer) d.httpServer->stop();
+  d.work.reset();
+  d.io.stop();
+  d.loop.join();
+  d.clusters.clear();
+}
+
+void Daemon::waitForShutdownSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  impl_->log.info("shutting down", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
+}
+
+uint16_t Daemon::httpPort() const { return impl_->httpServer ? impl_->httpServer->port() : 0; }
+std::string Daemon::baseUrl() const {
+  return impl_->httpServer ? impl_->httpServer->baseUrl() : std::string();
+}
+bool Daemon::ready() const {
+  std::lock_guard lock(impl_->readyMu);
+  return impl_->notReadyLines.empty();
+}
+
+}  // namespace firstwork::app

@@ -1,0 +1,425 @@
+// `firstworkd demo`: the embedded default. A manager and two worker clusters run in-process as
+// real Kubernetes API test servers over HTTPS on loopback; the daemon watches them through its
+// real code path (curl streams, decoders, engine, store, exporter) while the scenario player acts
+// out the drills of design §5. With --once the stated figures of every drill are checked.
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <httplib.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+#include <thread>
+
+#include "firstwork/app/commands.hpp"
+#include "firstwork/app/daemon.hpp"
+#include "firstwork/config/cli.hpp"
+#include "firstwork/core/rfc3339.hpp"
+#include "firstwork/core/scaled_clock.hpp"
+#include "firstwork/kube/kubeconfig.hpp"
+#include "firstwork/log/log.hpp"
+#include "firstwork/scenario/scenario.hpp"
+#include "firstwork/scenario/scenario_player.hpp"
+#include "firstwork/sim/api_server.hpp"
+
+namespace firstwork::app {
+
+std::vector<std::pair<std::string, std::string>> embeddedScenarios();  // generated
+
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+/// Polls SIGINT/SIGTERM (blocked in every thread by main) without blocking for long.
+bool signalled(std::chrono::milliseconds wait) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  timespec ts{static_cast<time_t>(wait.count() / 1000),
+              static_cast<long>((wait.count() % 1000) * 1000000)};
+  return sigtimedwait(&set, nullptr, &ts) > 0;
+}
+
+config::ClusterRole roleOf(scenario::ClusterRole r) {
+  switch (r) {
+    case scenario::ClusterRole::Manager:
+      return config::ClusterRole::Management;
+    case scenario::ClusterRole::Worker:
+      return config::ClusterRole::Worker;
+    case scenario::ClusterRole::Standalone:
+      break;
+  }
+  return config::ClusterRole::Standalone;
+}
+
+/// Reads the daemon's API like an operator would, over HTTP.
+class ApiReader {
+ public:
+  explicit ApiReader(const std::string& baseUrl) : client_(baseUrl) {
+    client_.set_connection_timeout(5);
+    client_.set_read_timeout(10);
+  }
+  json items(const std::string& path) {
+    auto res = client_.Get(("/api/v1/" + path).c_str());
+    if (!res || res->status != 200) return json::array();
+    auto j = json::parse(res->body, nullptr, false);
+    if (j.is_discarded() || !j.contains("items")) return json::array();
+    return j["items"];
+  }
+  std::string metrics() {
+    auto res = client_.Get("/metrics");
+    return res && res->status == 200 ? res->body : std::string();
+  }
+
+ private:
+  httplib::Client client_;
+};
+
+/// Sum of the samples of `name` whose labels include every `label="value"` in `labels`.
+double metricSum(const std::string& text, const std::string& name,
+                 const std::vector<std::string>& labels) {
+  double sum = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    if (line.empty() || line[0] == '#') continue;
+    if (line.substr(0, name.size()) != name) continue;
+    if (line.size() > name.size() && line[name.size()] != '{' && line[name.size()] != ' ') continue;
+    bool all = true;
+    for (const auto& l : labels) all = all && line.find(l) != std::string_view::npos;
+    if (!all) continue;
+    auto sp = line.rfind(' ');
+    if (sp == std::string_view::npos) continue;
+    sum += std::strtod(std::string(line.substr(sp + 1)).c_str(), nullptr);
+  }
+  return sum;
+}
+
+std::optional<SystemTime> timeOf(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  auto t = parseRfc3339(j[key].get<std::string>());
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+bool near(double actual, double expected) {
+  // Object timestamps have whole-second precision and drill offsets are whole seconds, so the
+  // figures are exact up to floating point; allow one GPU-second or 0.5 %.
+  return std::abs(actual - expected) <= std::max(1.0, std::abs(expected) * 0.005);
+}
+
+struct CheckResult {
+  std::vector<std::string> lines;
+  int failures = 0;
+  void add(bool ok, const std::string& what) {
+    lines.push_back(std::string(ok ? "  ok        " : "  MISMATCH  ") + what);
+    if (!ok) ++failures;
+  }
+};
+
+/// Compares the daemon's view of one play-through with the figures the scenario file states.
+CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiReader& api,
+                          const std::string& metricsBefore) {
+  CheckResult r;
+  const auto& ex = sc.expected;
+  auto at = [&](scenario::Offset o) { return start + o; };
+  auto incidents = api.items("incidents?limit=100000");
+  for (const auto& e : ex.incidents) {
+    const json* found = nullptr;
+    for (const auto& i : incidents) {
+      auto rec = timeOf(i, "reconnected_at");
+      if (i.value("cluster", "") == e.cluster && i.value("source", "") == e.source && rec &&
+          std::chrono::abs(*rec - at(e.reconnectedAt)) <= 1s)
+        found = &i;
+    }
+    auto label = fmt::format("incident {} ({}) reconnected at +{}", e.cluster, e.source,
+                             scenario::formatOffset(e.reconnectedAt));
+    if (!found) {
+      r.add(false, label + ": not reported");
+      continue;
+    }
+    double s = (*found).value("stranded_gpu_seconds", -1.0);
+    r.add(near(s, e.strandedGpuSeconds),
+          fmt::format("{}: {:.1f} GPU-minutes stranded (expected {:.1f})", label, s / 60,
+                      e.strandedGpuSeconds / 60));
+    if (!e.outcome.empty())
+      r.add((*found).value("outcome", "") == e.outcome,
+            fmt::format("{}: outcome {} (expected {})", label, (*found).value("outcome", ""),
+                        e.outcome));
+  }
+  if (ex.states("incidents") && ex.incidents.empty()) {
+    int n = 0;
+    for (const auto& i : incidents) {
+      auto d = timeOf(i, "disconnected_at");
+      if (i.value("source", "") == "multikueue" && d && *d >= start && *d < at(sc.duration)) ++n;
+    }
+    r.add(n == 0, fmt::format("no reconnection incident (found {})", n));
+  }
+  auto reclaims = api.items("reclaims?limit=100000");
+  for (const auto& e : ex.reclaims) {
+    auto slash = e.preemptor.find('/');
+    std::string ns = e.preemptor.substr(0, slash), name = e.preemptor.substr(slash + 1);
+    const json* found = nullptr;
+    for (const auto& c : reclaims) {
+      auto q = timeOf(c, "queued_at");
+      if (c["preemptor"].value("namespace", "") == ns && c["preemptor"].value("name", "") == name &&
+          q && std::chrono::abs(*q - at(e.queuedAt)) <= 1s)
+        found = &c;
+    }
+    auto label = fmt::format("reclaim by {}", e.preemptor);
+    if (!found) {
+      r.add(false, label + ": not reported");
+      continue;
+    }
+    auto t = (*found)["reclaim_to_first_work_seconds"];
+    double secs = t.is_number() ? t.get<double>() : -1;
+    r.add(near(secs, e.reclaimToFirstWorkSeconds),
+          fmt::format("{}: first work {:.1f} min after submission (expected {:.1f})", label,
+                      secs / 60, e.reclaimToFirstWorkSeconds / 60));
+    double lost = (*found).value("interrupted_gpu_seconds", -1.0);
+    r.add(near(lost, e.interruptedGpuSeconds),
+          fmt::format("{}: {:.1f} interrupted GPU-minutes (expected {:.1f})", label, lost / 60,
+                      e.interruptedGpuSeconds / 60));
+  }
+  auto duplicates = api.items("duplicates?limit=100000");
+  for (const auto& e : ex.duplicates) {
+    bool found = false;
+    for (const auto& d : duplicates) {
+      auto w = d["workload"];
+      found = found || (w.value("namespace", "") + "/" + w.value("name", "")) == e.workload;
+    }
+    r.add(found, fmt::format("duplicate execution of {}", e.workload));
+  }
+  auto now = api.metrics();
+  for (const auto& e : ex.stuck) {
+    if (e.until) continue;  // only still-stuck workloads are visible at the end of the drill
+    double n = metricSum(now, "firstwork_stuck_workloads",
+                         {"reason=\"" + e.reason + "\"", "cluster_queue=\"" + e.clusterQueue + "\""});
+    r.add(n >= 1, fmt::format("stuck workload {} reason {} (gauge {})", e.workload, e.reason, n));
+  }
+  std::map<std::pair<std::string, std::string>, int> noCapacity;
+  for (const auto& e : ex.reservationsWithoutCapacity) ++noCapacity[{e.cluster, e.deviceClass}];
+  for (const auto& [key, count] : noCapacity) {
+    std::vector<std::string> labels{"device_class=\"" + key.second + "\""};
+    double n = metricSum(now, "firstwork_reservations_without_capacity_total", labels) -
+               metricSum(metricsBefore, "firstwork_reservations_without_capacity_total", labels);
+    r.add(n >= count, fmt::format("{} reservation(s) without capacity on {} {} (counted {})",
+                                  count, key.first, key.second, n));
+  }
+  return r;
+}
+
+/// Deletes every object of every resource, so the next drill starts from an empty estate.
+void clearServer(sim::ApiServer& server) {
+  for (const char* resource : {"pods", "workloads", "resourceclaims", "resourceslices", "nodes",
+                               "multikueueclusters", "clusterqueues", "admissionchecks",
+                               "multikueueconfigs"}) {
+    for (const auto& text : server.objects(resource)) {
+      auto j = json::parse(text, nullptr, false);
+      if (j.is_discarded()) continue;
+      server.remove(resource, j["metadata"].value("namespace", ""),
+                    j["metadata"].value("name", ""));
+    }
+  }
+}
+
+/// Prints a line for each incident and reclaim that closes, while drills play.
+class LiveSummary {
+ public:
+  LiveSummary(const std::string& baseUrl, std::ostream& out) : api_(baseUrl), out_(out) {}
+  void poll() {
+    for (const auto& i : api_.items("incidents?limit=100000")) {
+      auto outcome = i.value("outcome", "");
+      if (outcome != "recovered" && outcome != "failed") continue;
+      if (!seen_.insert("i/" + i.value("id", "")).second) continue;
+      if (i.value("source", "") == "probe") {
+        out_ << fmt::format("[telemetry gap] {}: firstwork's own connection was down {:.1f} min\n",
+                            i.value("cluster", ""), i.value("disconnected_seconds", 0.0) / 60);
+        continue;
+      }
+      auto rec = timeOf(i, "reconnected_at");
+      auto fw = timeOf(i, "first_work_at");
+      std::string first = rec && fw ? fmt::format("{:.1f} min", toSeconds(*fw - *rec) / 60) : "n/a";
+      out_ << fmt::format(
+          "[incident] {} {}: {:.1f} GPU-minutes stranded after reconnection, first useful work "
+          "after {}, recovered in {:.1f} min\n",
+          i.value("cluster", ""), outcome, i.value("stranded_gpu_seconds", 0.0) / 60, first,
+          i.value("recovery_seconds", 0.0) / 60);
+    }
+    for (const auto& c : api_.items("reclaims?limit=100000")) {
+      auto outcome = c.value("outcome", "");
+      if (outcome == "pending" || !seen_.insert("r/" + c.value("id", "")).second) continue;
+      auto t = c["reclaim_to_first_work_seconds"];
+      out_ << fmt::format("[reclaim] {} by {}/{}: first useful work {} after submission, {:.1f} "
+                          "GPU-minutes of victims' work interrupted\n",
+                          outcome, c["preemptor"].value("namespace", ""),
+                          c["preemptor"].value("name", ""),
+                          t.is_number() ? fmt::format("{:.1f} min", t.get<double>() / 60) : "n/a",
+                          c.value("interrupted_gpu_seconds", 0.0) / 60);
+    }
+    out_.flush();
+  }
+
+ private:
+  ApiReader api_;
+  std::ostream& out_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) {
+  log::configure({args.logLevel.value_or(log::Level::Warn), false, ""});
+
+  std::vector<scenario::Scenario> scenarios;
+  std::vector<std::string> names;
+  for (const auto& [name, yaml] : embeddedScenarios()) {
+    names.push_back(name);
+    if (!args.scenario.empty() && args.scenario != name) continue;
+    auto sc = scenario::loadScenarioFromString(yaml, name + ".yaml");
+    if (!sc.ok()) {
+      err << "demo: embedded scenario " << name << " does not load:\n" << sc.error() << "\n";
+      return config::kExitFailure;
+    }
+    scenarios.push_back(std::move(*sc));
+  }
+  if (scenarios.empty()) {
+    err << "demo: unknown scenario \"" << args.scenario << "\"; available: "
+        << fmt::format("{}", fmt::join(names, ", ")) << "\n";
+    return config::kExitUsage;
+  }
+
+  // One simulated API server per cluster named by any scenario.
+  std::map<std::string, scenario::ScenarioCluster> clusters;
+  for (const auto& sc : scenarios)
+    for (const auto& c : sc.clusters) clusters.try_emplace(c.name, c);
+  std::map<std::string, std::unique_ptr<sim::ApiServer>> servers;
+  scenario::ServerMap serverMap;
+  for (const auto& [name, c] : clusters) {
+    sim::ApiServerOptions o;
+    o.tls = true;
+    o.name = name;
+    o.token = "demo-" + name + "-token";
+    auto s = std::make_unique<sim::ApiServer>(o);
+    s->start();
+    serverMap.emplace(name, std::ref(*s));
+    servers.emplace(name, std::move(s));
+  }
+
+  char tmpl[] = "/tmp/firstwork-demo-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    err << "demo: cannot create a temporary directory\n";
+    return config::kExitFailure;
+  }
+  fs::path dir = tmpl;
+
+  ScaledClock clock(args.speed);
+  DaemonOptions opts;
+  opts.clock = &clock;
+  opts.tickInterval = 100ms;
+  opts.stallTimeout = 30s;
+  opts.config.store.path = (dir / "firstwork.db").string();
+  opts.config.server.listen = args.listen.value_or("127.0.0.1:9500");
+  for (const auto& [name, c] : clusters) {
+    config::ClusterConfig cc;
+    cc.name = name;
+    cc.role = roleOf(c.role);
+    cc.kubeconfig = (dir / (name + ".kubeconfig")).string();
+    if (cc.role == config::ClusterRole::Worker)
+      cc.multiKueueClusterName = c.multikueueCluster.empty() ? name : c.multikueueCluster;
+    auto rest = kube::loadKubeconfigFromString(servers[name]->kubeconfig(name), "", dir.string(),
+                                               name + " (simulated)");
+    if (!rest.ok()) {
+      err << "demo: " << rest.error() << "\n";
+      return config::kExitFailure;
+    }
+    opts.restConfigs.emplace(name, *rest);
+    opts.config.clusters.push_back(cc);
+  }
+
+  int exitCode = config::kExitOk;
+  {
+    Daemon daemon(std::move(opts));
+    if (auto s = daemon.start(); !s) {
+      err << "demo: cannot start the daemon:\n" << s.error() << "\n";
+      fs::remove_all(dir);
+      return config::kExitFailure;
+    }
+    auto base = daemon.baseUrl();
+    out << "firstwork demo: a simulated manager and " << (clusters.size() - 1)
+        << " worker clusters, drills at " << args.speed << "x\n"
+        << "  metrics:    " << base << "/metrics\n"
+        << "  incidents:  " << base << "/api/v1/incidents\n"
+        << "  reclaims:   " << base << "/api/v1/reclaims\n"
+        << "  workloads:  " << base << "/api/v1/workloads\n"
+        << "  DRA pools:  " << base << "/api/v1/pools\n"
+        << "  health:     " << base << "/healthz  " << base << "/readyz\n"
+        << "Ctrl-C stops.\n";
+    out.flush();
+
+    LiveSummary live(base, out);
+    ApiReader api(base);
+    bool stop = false;
+    int failures = 0;
+    do {
+      for (const auto& sc : scenarios) {
+        if (stop) break;
+        for (auto& [name, s] : servers) clearServer(*s);
+        // Let the daemon see the empty estate before the next drill begins.
+        stop = signalled(500ms);
+        if (stop) break;
+        out << "== " << sc.name << ": " << sc.description << "\n";
+        out.flush();
+        auto before = api.metrics();
+        scenario::ScenarioPlayer player(sc, serverMap, clock);
+        if (auto s = player.start(); !s) {
+          err << "demo: scenario " << sc.name << ": " << s.error() << "\n";
+          ++failures;
+          continue;
+        }
+        auto realDuration = clock.toReal(sc.duration);
+        auto deadline = std::chrono::steady_clock::now() + realDuration + 30s;
+        while (!stop && !player.waitUntilDone(0ms) && std::chrono::steady_clock::now() < deadline) {
+          stop = signalled(200ms);
+          live.poll();
+        }
+        // A few ticks for the last events to travel through the daemon.
+        for (int i = 0; i < 10 && !stop; ++i) {
+          stop = signalled(200ms);
+          live.poll();
+        }
+        player.stop();
+        for (const auto& e : player.errors()) err << "demo: " << sc.name << ": " << e << "\n";
+        if (args.once && !stop) {
+          auto result = checkScenario(sc, player.drillStart(), api, before);
+          for (const auto& l : result.lines) out << l << "\n";
+          failures += result.failures + static_cast<int>(player.errors().size());
+          out.flush();
+        }
+      }
+    } while (!args.once && !stop);
+    daemon.stop();
+    if (args.once) {
+      out << (failures == 0 ? "demo: every stated figure was reproduced\n"
+                            : fmt::format("demo: {} stated figure(s) NOT reproduced\n", failures));
+      if (failures) exitCode = config::kExitFailure;
+    }
+  }
+  for (auto& [name, s] : servers) s->stop();
+  fs::remove_all(dir);
+  return exitCode;
+}
+
+}  // namespace firstwork::app

@@ -1,0 +1,323 @@
+#include "firstwork/app/engine_metrics.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "firstwork/engine/outputs.hpp"
+#include "firstwork/inventory/inventory.hpp"
+#include "firstwork/inventory/pool_tracker.hpp"
+
+namespace firstwork::app {
+namespace {
+
+using Labels = std::map<std::string, std::string>;
+
+/// Gauges set from snapshots: series not written in an update are removed.
+class GaugeSet {
+ public:
+  explicit GaugeSet(prometheus::Family<prometheus::Gauge>& family) : family_(family) {}
+  void begin() { seen_.clear(); }
+  void set(const Labels& labels, double value) {
+    auto& g = family_.Add(labels);
+    g.Set(value);
+    live_[labels] = &g;
+    seen_.insert(labels);
+  }
+  void end() {
+    for (auto it = live_.begin(); it != live_.end();) {
+      if (!seen_.count(it->first)) {
+        family_.Remove(it->second);
+        it = live_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+ private:
+  prometheus::Family<prometheus::Gauge>& family_;
+  std::map<Labels, prometheus::Gauge*> live_;
+  std::set<Labels> seen_;
+};
+
+/// Counters that follow a cumulative total from a snapshot: they grow by its increase. A label
+/// set that disappears from the snapshot has its series removed.
+class TotalSet {
+ public:
+  explicit TotalSet(prometheus::Family<prometheus::Counter>& family) : family_(family) {}
+  void begin() { seen_.clear(); }
+  void total(const Labels& labels, double value) {
+    auto& e = live_[labels];
+    if (!e.counter) e.counter = &family_.Add(labels);
+    // A total lower than before means the source started over (it never does within one engine);
+    // the counter keeps its value and resumes from the new base.
+    if (value > e.last) e.counter->Increment(value - e.last);
+    e.last = value;
+    seen_.insert(labels);
+  }
+  void end() {
+    for (auto it = live_.begin(); it != live_.end();) {
+      if (!seen_.count(it->first)) {
+        family_.Remove(it->second.counter);
+        it = live_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+ private:
+  struct Entry {
+    prometheus::Counter* counter = nullptr;
+    double last = 0;
+  };
+  prometheus::Family<prometheus::Counter>& family_;
+  std::map<Labels, Entry> live_;
+  std::set<Labels> seen_;
+};
+
+prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& r, const char* name,
+                                             const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const char* name,
+                                                 const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r, const char* name,
+                                                     const char* help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
+}
+
+}  // namespace
+
+struct EngineMetrics::State {
+  State(prometheus::Registry& r, std::vector<double> b)
+      : buckets(std::move(b)),
+        reservationToFirstWork(histogram(
+            r, "firstwork_reservation_to_first_work_seconds",
+            "Quota reserved to first useful work, one sample per admission cycle.")),
+        reclaimToFirstWork(histogram(r, "firstwork_reclaim_to_first_work_seconds",
+                                     "Reclaiming workload queued to its first useful work.")),
+        reconnectToFirstWork(histogram(
+            r, "firstwork_reconnect_to_first_work_seconds",
+            "Worker reconnected to first useful work of each workload waiting for it.")),
+        stage(histogram(r, "firstwork_stage_seconds", "Duration of each stage between milestones.")),
+        recovery(histogram(r, "firstwork_recovery_seconds",
+                           "Reconnection to recovery (or to the budget, when failed), per incident.")),
+        disconnected(histogram(r, "firstwork_worker_disconnected_seconds",
+                               "Worker outage durations by source (multikueue, probe).")),
+        strandedSecondsTotal(counter(r, "firstwork_stranded_gpu_seconds_total",
+                                     "Live integral of stranded GPUs (eligible, not doing useful "
+                                     "work while work waits), by phase.")),
+        strandedGpus(gauge(r, "firstwork_stranded_gpus", "Stranded GPUs now, by phase.")),
+        recoveryStranded(counter(r, "firstwork_recovery_stranded_gpu_seconds_total",
+                                 "Exact stranded GPU-seconds of reconnection incidents, added when "
+                                 "an incident closes or fails.")),
+        recoveries(counter(r, "firstwork_recoveries_total", "Reconnection incidents closed.")),
+        reclaims(counter(r, "firstwork_reclaims_total", "Reclaims completed or failed.")),
+        gpuSeconds(counter(r, "firstwork_gpu_seconds_total",
+                           "Reserved, allocated and productive GPU-seconds.")),
+        interrupted(counter(r, "firstwork_interrupted_gpu_seconds_total",
+                            "GPU-seconds of work lost to evictions.")),
+        gpus(gauge(r, "firstwork_gpus",
+                   "GPUs by state: published, usable, unavailable, allocated, productive.")),
+        withoutCapacity(counter(r, "firstwork_reservations_without_capacity_total",
+                                "Reservations made while usable free devices were fewer than "
+                                "requested.")),
+        draPools(gauge(r, "firstwork_dra_pools", "DRA pools by state.")),
+        draIncomplete(counter(r, "firstwork_dra_pool_incomplete_seconds_total",
+                              "Pool-seconds spent incomplete or stale.")),
+        workloads(gauge(r, "firstwork_workloads", "Workloads by state.")),
+        stuck(gauge(r, "firstwork_stuck_workloads",
+                    "Workloads admitted but not productive past stuckAfter, by cause.")),
+        duplicatesTotal(counter(r, "firstwork_duplicate_executions_total",
+                                "Duplicate executions detected.")),
+        duplicatesNow(gauge(r, "firstwork_duplicate_executions",
+                            "Workloads executing on more than one cluster now.")),
+        connected(gauge(r, "firstwork_worker_connected",
+                        "1 while a worker is connected, by source (multikueue, probe).")) {}
+
+  prometheus::Histogram::BucketBoundaries buckets;
+  prometheus::Family<prometheus::Histogram>& reservationToFirstWork;
+  prometheus::Family<prometheus::Histogram>& reclaimToFirstWork;
+  prometheus::Family<prometheus::Histogram>& reconnectToFirstWork;
+  prometheus::Family<prometheus::Histogram>& stage;
+  prometheus::Family<prometheus::Histogram>& recovery;
+  prometheus::Family<prometheus::Histogram>& disconnected;
+  TotalSet strandedSecondsTotal;
+  GaugeSet strandedGpus;
+  prometheus::Family<prometheus::Counter>& recoveryStranded;
+  prometheus::Family<prometheus::Counter>& recoveries;
+  prometheus::Family<prometheus::Counter>& reclaims;
+  TotalSet gpuSeconds;
+  TotalSet interrupted;
+  GaugeSet gpus;
+  TotalSet withoutCapacity;
+  GaugeSet draPools;
+  TotalSet draIncomplete;
+  GaugeSet workloads;
+  GaugeSet stuck;
+  prometheus::Family<prometheus::Counter>& duplicatesTotal;
+  GaugeSet duplicatesNow;
+  GaugeSet connected;
+};
+
+EngineMetrics::EngineMetrics(prometheus::Registry& registry, std::vector<double> buckets)
+    : s_(std::make_unique<State>(registry, std::move(buckets))) {}
+EngineMetrics::~EngineMetrics() = default;
+
+void EngineMetrics::observe(const engine::Observation& o) {
+  using engine::HistogramKind;
+  switch (o.histogram) {
+    case HistogramKind::ReservationToFirstWork:
+      s_->reservationToFirstWork
+          .Add({{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}}, s_->buckets)
+          .Observe(o.seconds);
+      break;
+    case HistogramKind::ReclaimToFirstWork:
+      s_->reclaimToFirstWork
+          .Add({{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}, {"reason", o.reason}},
+               s_->buckets)
+          .Observe(o.seconds);
+      break;
+    case HistogramKind::ReconnectToFirstWork:
+      s_->reconnectToFirstWork.Add({{"cluster", o.cluster}}, s_->buckets).Observe(o.seconds);
+      break;
+    case HistogramKind::Stage:
+      s_->stage
+          .Add({{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}, {"stage", o.stage}},
+               s_->buckets)
+          .Observe(o.seconds);
+      break;
+    case HistogramKind::Recovery:
+      s_->recovery.Add({{"cluster", o.cluster}, {"outcome", o.outcome}}, s_->buckets)
+          .Observe(o.seconds);
+      break;
+    case HistogramKind::WorkerDisconnected:
+      s_->disconnected.Add({{"cluster", o.cluster}, {"source", o.source}}, s_->buckets)
+          .Observe(o.seconds);
+      break;
+    case HistogramKind::ObservationLag:
+      break;  // SelfMetrics owns firstwork_observation_lag_seconds
+  }
+}
+
+void EngineMetrics::recoveryClosed(std::string_view cluster, std::string_view outcome,
+                                   double strandedGpuSeconds) {
+  s_->recoveries.Add({{"cluster", std::string(cluster)}, {"outcome", std::string(outcome)}})
+      .Increment();
+  s_->recoveryStranded.Add({{"cluster", std::string(cluster)}}).Increment(strandedGpuSeconds);
+}
+
+void EngineMetrics::reclaimClosed(std::string_view clusterQueue, std::string_view reason,
+                                  std::string_view outcome) {
+  s_->reclaims
+      .Add({{"cluster_queue", std::string(clusterQueue)},
+            {"reason", std::string(reason)},
+            {"outcome", std::string(outcome)}})
+      .Increment();
+}
+
+void EngineMetrics::duplicateExecution(std::string_view cluster) {
+  s_->duplicatesTotal.Add({{"cluster", std::string(cluster)}}).Increment();
+}
+
+void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventorySnapshot& inv) {
+  auto& s = *s_;
+  s.strandedGpus.begin();
+  for (const auto& g : e.stranded)
+    s.strandedGpus.set({{"cluster", g.cluster},
+                        {"device_class", g.deviceClass},
+                        {"phase", std::string(engine::strandedPhaseName(g.phase))}},
+                       static_cast<double>(g.gpus));
+  s.strandedGpus.end();
+
+  s.strandedSecondsTotal.begin();
+  for (const auto& t : e.strandedSeconds)
+    s.strandedSecondsTotal.total({{"cluster", t.cluster},
+                                  {"device_class", t.deviceClass},
+                                  {"phase", std::string(engine::strandedPhaseName(t.phase))}},
+                                 t.seconds);
+  s.strandedSecondsTotal.end();
+
+  s.gpuSeconds.begin();
+  for (const auto& t : e.gpuSeconds)
+    s.gpuSeconds.total({{"cluster", t.cluster},
+                        {"cluster_queue", t.clusterQueue},
+                        {"device_class", t.deviceClass},
+                        {"state", std::string(engine::gpuStateName(t.state))}},
+                       t.seconds);
+  s.gpuSeconds.end();
+
+  s.interrupted.begin();
+  for (const auto& t : e.interruptedSeconds)
+    s.interrupted.total(
+        {{"cluster", t.cluster}, {"cluster_queue", t.clusterQueue}, {"reason", t.reason}},
+        t.seconds);
+  s.interrupted.end();
+
+  s.gpus.begin();
+  for (const auto& g : e.gpus)
+    s.gpus.set({{"cluster", g.cluster}, {"device_class", g.deviceClass}, {"state", g.state}},
+               static_cast<double>(g.gpus));
+  s.gpus.end();
+
+  s.withoutCapacity.begin();
+  for (const auto& c : e.reservationsWithoutCapacity)
+    s.withoutCapacity.total({{"cluster", c.cluster}, {"device_class", c.deviceClass}},
+                            static_cast<double>(c.count));
+  s.withoutCapacity.end();
+
+  s.workloads.begin();
+  for (const auto& w : e.workloads)
+    s.workloads.set({{"cluster", w.cluster},
+                     {"cluster_queue", w.clusterQueue},
+                     {"state", std::string(engine::workloadStateName(w.state))}},
+                    static_cast<double>(w.count));
+  s.workloads.end();
+
+  s.stuck.begin();
+  for (const auto& w : e.stuck)
+    s.stuck.set({{"cluster", w.cluster},
+                 {"cluster_queue", w.clusterQueue},
+                 {"reason", std::string(engine::stuckReasonName(w.reason))}},
+                static_cast<double>(w.count));
+  s.stuck.end();
+
+  s.duplicatesNow.begin();
+  for (const auto& d : e.duplicatesNow)
+    s.duplicatesNow.set({{"cluster", d.cluster}}, static_cast<double>(d.count));
+  s.duplicatesNow.end();
+
+  s.connected.begin();
+  for (const auto& c : e.connections)
+    s.connected.set({{"cluster", c.cluster},
+                     {"source", std::string(engine::incidentSourceName(c.source))}},
+                    c.connected ? 1 : 0);
+  s.connected.end();
+
+  s.draPools.begin();
+  for (const auto& p : inv.poolCounts)
+    for (size_t i = 0; i < p.byState.size(); ++i)
+      s.draPools.set(
+          {{"cluster", p.cluster},
+           {"driver", p.driver},
+           {"state", std::string(inventory::poolStateName(static_cast<inventory::PoolState>(i)))}},
+          static_cast<double>(p.byState[i]));
+  s.draPools.end();
+
+  s.draIncomplete.begin();
+  for (const auto& p : inv.poolIncompleteSeconds)
+    s.draIncomplete.total({{"cluster", p.cluster}, {"driver", p.driver}}, p.seconds());
+  s.draIncomplete.end();
+}
+
+}  // namespace firstwork::app

@@ -1,0 +1,185 @@
+#include "firstwork/app/records.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "firstwork/core/rfc3339.hpp"
+#include "firstwork/log/redact.hpp"
+
+namespace firstwork::app {
+namespace {
+
+using nlohmann::json;
+
+json timeOrNull(const std::optional<SystemTime>& t) {
+  return t ? json(formatRfc3339(*t)) : json(nullptr);
+}
+
+json workloadJson(const engine::WorkloadRef& w, const log::Redactor& r) {
+  return json{{"cluster", w.cluster},       {"namespace", r.apply(w.namespace_)},
+              {"name", r.apply(w.name)},    {"uid", w.uid},
+              {"cluster_queue", w.clusterQueue}, {"local_queue", w.localQueue}};
+}
+
+json incidentObject(const engine::IncidentRecord& i) {
+  return json{
+      {"id", i.id},
+      {"cluster", i.cluster},
+      {"source", std::string(engine::incidentSourceName(i.source))},
+      {"outcome", std::string(engine::incidentOutcomeName(i.outcome))},
+      {"disconnected_at", timeOrNull(i.disconnectedAt)},
+      {"reconnected_at", timeOrNull(i.reconnectedAt)},
+      {"disconnect_reason", i.disconnectReason},
+      {"usable_gpus", i.usableGpus},
+      {"demand_gpus", i.demandGpus},
+      {"first_dispatched_at", timeOrNull(i.firstDispatchedAt)},
+      {"first_running_at", timeOrNull(i.firstRunningAt)},
+      {"first_work_at", timeOrNull(i.firstWorkAt)},
+      {"last_productive_at", timeOrNull(i.lastProductiveAt)},
+      {"recovered_at", timeOrNull(i.recoveredAt)},
+      {"closed_at", timeOrNull(i.closedAt)},
+      {"stranded_gpu_seconds", i.strandedGpuSeconds},
+      {"recovery_seconds", i.recoverySeconds},
+      {"disconnected_seconds", i.disconnectedSeconds},
+      {"excluded_workloads", i.excludedWorkloads},
+      {"failure_reason", i.failureReason},
+      {"observed_at", formatRfc3339(i.observedAt)},
+  };
+}
+
+json reclaimObject(const engine::ReclaimRecord& c, const log::Redactor& r) {
+  json victims = json::array();
+  for (const auto& v : c.victims)
+    victims.push_back(json{{"workload", workloadJson(v.workload, r)},
+                           {"cluster", v.cluster},
+                           {"reason", v.reason},
+                           {"evicted_at", formatRfc3339(v.evictedAt)},
+                           {"gpus", v.gpus},
+                           {"work_since", timeOrNull(v.workSince)},
+                           {"interrupted_gpu_seconds", v.interruptedGpuSeconds}});
+  return json{
+      {"id", c.id},
+      {"preemptor", workloadJson(c.preemptor, r)},
+      {"cluster", c.cluster},
+      {"cluster_queue", c.preemptor.clusterQueue},
+      {"reason", c.reason},
+      {"outcome", std::string(engine::reclaimOutcomeName(c.outcome))},
+      {"queued_at", timeOrNull(c.queuedAt)},
+      {"started_at", formatRfc3339(c.startedAt)},
+      {"first_work_at", timeOrNull(c.firstWorkAt)},
+      {"reclaim_to_first_work_seconds",
+       c.reclaimToFirstWorkSeconds ? json(*c.reclaimToFirstWorkSeconds) : json(nullptr)},
+      {"interrupted_gpu_seconds", c.interruptedGpuSeconds},
+      {"victims", victims},
+      {"observed_at", formatRfc3339(c.observedAt)},
+  };
+}
+
+}  // namespace
+
+std::string incidentJson(const engine::IncidentRecord& incident) {
+  return incidentObject(incident).dump();
+}
+
+std::string reclaimJson(const engine::ReclaimRecord& reclaim, const log::Redactor& redactor) {
+  return reclaimObject(reclaim, redactor).dump();
+}
+
+std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Redactor& r) {
+  using Effect = PendingRecord::Effect;
+  std::vector<PendingRecord> recs;
+  for (const auto& m : out.milestones) {
+    PendingRecord p;
+    json body{{"workload", workloadJson(m.workload, r)},
+              {"cycle_id", m.cycleId},
+              {"milestone", std::string(engine::milestoneName(m.milestone))},
+              {"event_time", formatRfc3339(m.eventTime)},
+              {"observed_at", formatRfc3339(m.observedAt)},
+              {"execution_cluster", m.executionCluster},
+              {"resource", m.resource},
+              {"signal", m.signal},
+              {"proxy", m.proxy},
+              {"reason", m.reason},
+              {"preemptor_uid", m.preemptorUid},
+              {"without_capacity", m.withoutCapacity}};
+    p.record = store::Record{kMilestoneKind, m.key, m.workload.cluster, m.workload.clusterQueue,
+                             m.eventTime, body.dump(), store::WriteMode::InsertOnce};
+    recs.push_back(std::move(p));
+  }
+  for (const auto& o : out.observations) {
+    PendingRecord p;
+    json body{{"histogram", std::string(engine::histogramMetricName(o.histogram))},
+              {"cluster", o.cluster},
+              {"cluster_queue", o.clusterQueue},
+              {"stage", o.stage},
+              {"reason", o.reason},
+              {"outcome", o.outcome},
+              {"source", o.source},
+              {"resource", o.resource},
+              {"seconds", o.seconds},
+              {"event_time", formatRfc3339(o.eventTime)},
+              {"observed_at", formatRfc3339(o.observedAt)}};
+    p.record = store::Record{kObservationKind, o.key, o.cluster, o.clusterQueue, o.eventTime,
+                             body.dump(), store::WriteMode::InsertOnce};
+    p.effect = Effect::Observe;
+    p.observation = o;
+    recs.push_back(std::move(p));
+  }
+  for (const auto& i : out.incidents) {
+    PendingRecord p;
+    SystemTime t = i.disconnectedAt ? *i.disconnectedAt
+                                    : (i.reconnectedAt ? *i.reconnectedAt : i.observedAt);
+    auto body = incidentObject(i).dump();
+    p.record = store::Record{kIncidentKind, i.id, i.cluster, "", t, body, store::WriteMode::Upsert};
+    recs.push_back(std::move(p));
+    bool closed = i.outcome == engine::IncidentOutcome::Recovered ||
+                  i.outcome == engine::IncidentOutcome::Failed;
+    // Probe incidents are telemetry gaps: they never count as recoveries (design §3).
+    if (closed && i.source == engine::IncidentSource::MultiKueue) {
+      PendingRecord c;
+      c.record = store::Record{kIncidentClosedKind, i.id, i.cluster, "", t, body,
+                               store::WriteMode::InsertOnce};
+      c.effect = Effect::RecoveryClosed;
+      c.cluster = i.cluster;
+      c.outcome = std::string(engine::incidentOutcomeName(i.outcome));
+      c.strandedGpuSeconds = i.strandedGpuSeconds;
+      recs.push_back(std::move(c));
+    }
+  }
+  for (const auto& c : out.reclaims) {
+    PendingRecord p;
+    auto body = reclaimObject(c, r).dump();
+    SystemTime t = c.queuedAt ? *c.queuedAt : c.startedAt;
+    p.record = store::Record{kReclaimKind, c.id, c.cluster, c.preemptor.clusterQueue, t, body,
+                             store::WriteMode::Upsert};
+    recs.push_back(std::move(p));
+    if (c.outcome != engine::ReclaimOutcome::Pending) {
+      PendingRecord d;
+      d.record = store::Record{kReclaimClosedKind, c.id, c.cluster, c.preemptor.clusterQueue, t,
+                               body, store::WriteMode::InsertOnce};
+      d.effect = Effect::ReclaimClosed;
+      d.clusterQueue = c.preemptor.clusterQueue;
+      d.reason = c.reason;
+      d.outcome = std::string(engine::reclaimOutcomeName(c.outcome));
+      recs.push_back(std::move(d));
+    }
+  }
+  for (const auto& d : out.duplicates) {
+    PendingRecord p;
+    json clusters = d.clusters;
+    json body{{"workload", workloadJson(d.workload, r)},
+              {"cycle_id", d.cycleId},
+              {"kind", std::string(engine::duplicateKindName(d.kind))},
+              {"cluster", d.cluster},
+              {"clusters", clusters},
+              {"event_time", formatRfc3339(d.eventTime)},
+              {"observed_at", formatRfc3339(d.observedAt)}};
+    p.record = store::Record{kDuplicateKind, d.key, d.cluster, d.workload.clusterQueue, d.eventTime,
+                             body.dump(), store::WriteMode::InsertOnce};
+    p.effect = Effect::Duplicate;
+    p.cluster = d.cluster;
+    recs.push_back(std::move(p));
+  }
+  return recs;
+}
+
+}  // namespace firstwork::app
