@@ -170,6 +170,15 @@ bool readTime(Ctx& c, od::value& v, std::optional<SystemTime>& dst) {
     dst.reset();
     return true;
   }
+  // SystemTime counts nanoseconds in an int64: only about 1678..2262 is representable, and the
+  // conversion of a year outside it overflows. Checked here, before parsing.
+  if (s.size() >= 4 && s.substr(0, 4).find_first_not_of("0123456789") == std::string_view::npos) {
+    int year = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+    if (year < 1678 || year > 2261) {
+      return c.fail(fmt::format("time \"{}\" is outside the representable years 1678-2261",
+                                truncateUtf8(s, 64)));
+    }
+  }
   auto t = parseRfc3339(s);
   if (!t) return c.fail(t.error());
   dst = *t;

@@ -96,6 +96,16 @@ TEST_CASE("metadata timestamps and nulls", "[model][meta]") {
   auto q = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u", "creationTimestamp": null}})",
                            Kind::Pod);
   CHECK(q.meta.creationTimestamp == SystemTime{});
+  // Years a nanosecond SystemTime cannot hold (Go's zero time, far future) are errors, not UB.
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u", "creationTimestamp": "0001-01-01T00:00:00Z"}})",
+                    Kind::Pod) ==
+        "metadata.creationTimestamp: time \"0001-01-01T00:00:00Z\" is outside the representable "
+        "years 1678-2261 (Pod p)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u", "deletionTimestamp": "9026-08-20T10:00:00Z"}})",
+                    Kind::Pod)
+            .rfind("metadata.deletionTimestamp: time \"9026-08-20T10:00:00Z\" is outside", 0) == 0);
+  CHECK(rfc(decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u", "creationTimestamp": "2261-12-31T23:59:59Z"}})",
+                            Kind::Pod).meta.creationTimestamp) == "2261-12-31T23:59:59Z");
 }
 
 TEST_CASE("identity is required and must be strings", "[model][meta]") {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <limits>
+#include <random>
 
 #include "firstwork/model/decode.hpp"
 #include "model_test_util.hpp"
@@ -374,4 +375,39 @@ TEST_CASE("degenerate inputs are errors for every entry point", "[model][robustn
     CHECK(owned == in);
     CHECK_FALSE(decodeStatus(in).ok());
   }
+}
+
+TEST_CASE("randomly corrupted fixtures never crash the decoders", "[model][robustness]") {
+  // Deterministic (fixed seed) byte-level corruption: structural characters, escapes, invalid
+  // UTF-8 and NUL bytes dropped in, bytes deleted, spans duplicated.
+  std::mt19937 rng(20260820);
+  const char noise[] = {'"', '{', '}', '[', ']', ',', ':', '\\', '0', '-', 'e', 'x', ' ', 'n', '\xff', '\0'};
+  size_t decoded = 0, rejected = 0;
+  for (const auto& f : kObjects) {
+    const std::string original = readFixture(f.file);
+    for (int round = 0; round < 200; ++round) {
+      std::string s = original;
+      for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0 && !s.empty(); --edits) {
+        size_t at = rng() % s.size();
+        switch (rng() % 3) {
+          case 0:
+            s[at] = noise[rng() % sizeof(noise)];
+            break;
+          case 1:
+            s.erase(at, 1 + rng() % 8);
+            break;
+          default:
+            s.insert(at, s.substr(rng() % s.size(), rng() % 64));
+        }
+      }
+      auto r = decodeObject(s, f.kind);
+      (r.ok() ? decoded : rejected)++;
+      if (!r.ok()) CHECK_FALSE(r.error().empty());
+      std::string line = R"({"type":"MODIFIED","object":)" + s + "}";
+      auto e = decodeWatchEvent(line, f.kind);
+      if (e.ok() && e->object) CHECK(e->decodeError.empty());
+    }
+  }
+  INFO(decoded << " decoded, " << rejected << " rejected");
+  CHECK(rejected > 0);
 }
