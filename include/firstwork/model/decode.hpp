@@ -46,6 +46,10 @@ struct ListPage {
 };
 inline constexpr size_t kMaxItemErrors = 100;
 
+// Decoding uses simdjson On-Demand in one pass and keeps only the slim model fields. Every function
+// is thread-safe (each thread owns its parser and scratch buffer) and never throws. Errors name the
+// field path, e.g. "status.conditions[2].lastTransitionTime: invalid RFC 3339 time ... (Pod ns/name)".
+
 /// Decodes one watch event line (without the trailing newline). An error result means the line
 /// is not a watch event at all (not JSON, no `type`, unknown type).
 Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind);
