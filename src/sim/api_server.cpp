@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -171,6 +172,7 @@ struct Watcher {
   Steady::time_point deadline{};
   Steady::time_point nextBookmark{};
   std::condition_variable cv;
+  int connFd = -1;  // dup of the connection's socket, polled for the client hanging up
 };
 
 struct Query {
@@ -376,6 +378,56 @@ void shutdownAcceptedConnections(int port) {
   }
   closedir(dir);
 }
+
+// A dup() of this process's accepted socket 127.0.0.1:<port> <- 127.0.0.1:<remotePort>, or -1.
+// The 4-tuple is unique, so this is the connection a request arrived on.
+int pinConnection(int port, int remotePort) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  const int self = dirfd(dir);
+  int found = -1;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long fdLong = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    const int fd = static_cast<int>(fdLong);
+    if (fd == self) continue;
+    const int pinned = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (pinned < 0) continue;
+    struct stat st {};
+    sockaddr_storage local{};
+    sockaddr_storage peer{};
+    socklen_t localLen = sizeof(local);
+    socklen_t peerLen = sizeof(peer);
+    const bool match = fstat(pinned, &st) == 0 && S_ISSOCK(st.st_mode) &&
+                       getsockname(pinned, reinterpret_cast<sockaddr*>(&local), &localLen) == 0 &&
+                       local.ss_family == AF_INET &&
+                       ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port) == port &&
+                       getpeername(pinned, reinterpret_cast<sockaddr*>(&peer), &peerLen) == 0 &&
+                       peer.ss_family == AF_INET &&
+                       ntohs(reinterpret_cast<const sockaddr_in*>(&peer)->sin_port) == remotePort;
+    if (match) {
+      found = pinned;
+      break;
+    }
+    ::close(pinned);
+  }
+  closedir(dir);
+  return found;
+}
+
+// True once the client has closed its side (FIN or reset). Data it sends (a pipelined request,
+// a TLS alert) is left alone.
+bool peerHungUp(int fd) {
+  pollfd p{};
+  p.fd = fd;
+  p.events = POLLRDHUP;
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+// How often an idle watch checks whether its client is still there. Go's HTTP server cancels
+// the request as soon as the client closes; this gets close without a thread per connection.
+constexpr auto kHangUpPoll = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -1309,6 +1361,7 @@ struct ApiServer::Impl {
     const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
 
     auto w = std::make_shared<Watcher>();
+    w->connFd = pinConnection(req.local_port, req.remote_port);
     w->res = rt.res;
     w->ns = rt.ns;
     w->sel = std::move(sel);
@@ -1317,6 +1370,7 @@ struct ApiServer::Impl {
     {
       std::unique_lock<std::mutex> lk(mu_);
       if (!running_) {
+        if (w->connFd >= 0) ::close(w->connFd);
         sendStatus(res, 503, "ServiceUnavailable", "the server is shutting down");
         return;
       }
@@ -1377,6 +1431,8 @@ struct ApiServer::Impl {
         [this, w](bool) {
           std::lock_guard<std::mutex> lk(mu_);
           watchers_[w->res].remove(w);
+          if (w->connFd >= 0) ::close(w->connFd);
+          w->connFd = -1;
         });
   }
 
@@ -1443,8 +1499,13 @@ struct ApiServer::Impl {
           }
           continue;
         }
+        if (w.connFd >= 0 && peerHungUp(w.connFd)) {
+          drop = true;
+          break;
+        }
         auto wake = w.deadline;
         if (w.bookmarks) wake = std::min(wake, w.nextBookmark);
+        if (w.connFd >= 0) wake = std::min(wake, now + kHangUpPoll);
         w.cv.wait_until(lk, wake);
       }
     }

@@ -1096,6 +1096,23 @@ TEST_CASE("A watch from an RV above the latest sends nothing until the RV is pas
   CHECK(err["object"]["message"] == "Too large resource version: 50, current: 4");
 }
 
+TEST_CASE("A watch whose client hangs up is released without waiting for an event", "[sim]") {
+  ApiServer s;
+  s.start();
+  {
+    StreamClient w(s.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken);
+    REQUIRE(w.waitHeaders());
+    REQUIRE(eventuallyTrue([&] { return s.openWatches("pods") == 1; }));
+  }  // the client closes its socket; no event or bookmark is ever written
+  CHECK(eventuallyTrue([&] { return s.openWatches("pods") == 0; }));
+  // A client that is still there keeps its watch.
+  StreamClient kept(s.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken);
+  REQUIRE(kept.waitHeaders());
+  CHECK_FALSE(eventuallyTrue([&] { return s.openWatches("pods") == 0; }, 300ms));
+  s.create("pods", pod("a", "p1"));
+  CHECK(kept.waitLines(1));
+}
+
 TEST_CASE("Writes over HTTP are refused with 405", "[sim]") {
   ApiServer s;
   s.start();
