@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <tuple>
 #include <thread>
 
 #include "firstwork/app/commands.hpp"
@@ -209,6 +210,55 @@ CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiRea
                          {"reason=\"" + e.reason + "\"", "cluster_queue=\"" + e.clusterQueue + "\""});
     r.add(n >= 1, fmt::format("stuck workload {} reason {} (gauge {})", e.workload, e.reason, n));
   }
+  // Work lost to evictions: the counter's increase over this play-through, per queue and reason.
+  std::map<std::tuple<std::string, std::string, std::string>, double> lost;
+  for (const auto& e : ex.interruptions) lost[{e.cluster, e.clusterQueue, e.reason}] += e.gpuSeconds;
+  for (const auto& [key, secs] : lost) {
+    auto [cluster, cq, reason] = key;
+    std::vector<std::string> labels{"cluster_queue=\"" + cq + "\"", "reason=\"" + reason + "\""};
+    double n = metricSum(now, "firstwork_interrupted_gpu_seconds_total", labels) -
+               metricSum(metricsBefore, "firstwork_interrupted_gpu_seconds_total", labels);
+    r.add(near(n, secs), fmt::format("interrupted work in {} ({}): {:.1f} GPU-minutes (expected "
+                                     "{:.1f})", cq, reason, n / 60, secs / 60));
+  }
+  // Latency histograms: count and sum increases.
+  for (const auto& e : ex.latencies) {
+    std::vector<std::string> labels;
+    if (!e.cluster.empty()) labels.push_back("cluster=\"" + e.cluster + "\"");
+    if (!e.clusterQueue.empty()) labels.push_back("cluster_queue=\"" + e.clusterQueue + "\"");
+    if (!e.stage.empty()) labels.push_back("stage=\"" + e.stage + "\"");
+    if (!e.reason.empty()) labels.push_back("reason=\"" + e.reason + "\"");
+    if (!e.outcome.empty()) labels.push_back("outcome=\"" + e.outcome + "\"");
+    if (!e.source.empty()) labels.push_back("source=\"" + e.source + "\"");
+    auto name = "firstwork_" + e.metric;
+    double count = metricSum(now, name + "_count", labels) -
+                   metricSum(metricsBefore, name + "_count", labels);
+    double sum = metricSum(now, name + "_sum", labels) - metricSum(metricsBefore, name + "_sum", labels);
+    auto what = fmt::format("{}{{{}}}", e.metric, fmt::join(labels, ","));
+    r.add(count == e.count && near(sum, e.count * e.seconds),
+          fmt::format("{}: {} samples summing to {:.0f} s (expected {} of {:.0f} s)", what, count,
+                      sum, e.count, e.seconds));
+  }
+  // DRA pool-seconds incomplete or stale.
+  for (const auto& e : ex.pools) {
+    std::vector<std::string> labels{"cluster=\"" + e.cluster + "\"", "driver=\"" + e.driver + "\""};
+    double n = metricSum(now, "firstwork_dra_pool_incomplete_seconds_total", labels) -
+               metricSum(metricsBefore, "firstwork_dra_pool_incomplete_seconds_total", labels);
+    r.add(near(n, e.incompleteSeconds),
+          fmt::format("pool {}/{} incomplete or stale {:.0f} s (expected {:.0f})", e.cluster,
+                      e.pool, n, e.incompleteSeconds));
+  }
+  // Outages by source (a probe outage is a telemetry gap, reported as a probe incident).
+  for (const auto& e : ex.outages) {
+    bool found = false;
+    for (const auto& i : incidents) {
+      auto d = timeOf(i, "disconnected_at");
+      if (i.value("cluster", "") == e.cluster && i.value("source", "") == e.source && d &&
+          *d >= start - 1s && *d <= at(sc.duration))
+        found = found || near(i.value("disconnected_seconds", -1.0), e.seconds);
+    }
+    r.add(found, fmt::format("{} outage of {} lasting {:.0f} s", e.source, e.cluster, e.seconds));
+  }
   std::map<std::pair<std::string, std::string>, int> noCapacity;
   for (const auto& e : ex.reservationsWithoutCapacity) ++noCapacity[{e.cluster, e.deviceClass}];
   for (const auto& [key, count] : noCapacity) {
@@ -326,8 +376,9 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
   fs::path dir = tmpl;
 
   ScaledClock clock(args.speed);
+  ScaledWallClock daemonClock(clock);
   DaemonOptions opts;
-  opts.clock = &clock;
+  opts.clock = &daemonClock;
   opts.tickInterval = 100ms;
   opts.stallTimeout = 30s;
   opts.config.store.path = (dir / "firstwork.db").string();

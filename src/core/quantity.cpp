@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace firstwork {
@@ -14,6 +15,7 @@ Result<int64_t> parseQuantityMilli(std::string_view s) {
     return makeError(fmt::format("invalid quantity \"{}\": {}", s.substr(0, 64), why));
   };
   if (s.empty()) return bad("empty");
+  if (s.size() > 64) return bad("longer than 64 characters");
   size_t pos = 0;
   if (s[0] == '+') pos = 1;
   if (s[0] == '-') return bad("negative");
@@ -72,7 +74,7 @@ Result<int64_t> parseQuantityMilli(std::string_view s) {
   } else {
     return bad("unknown suffix");
   }
-  long double v = std::stold(number) * mult * 1000.0L;
+  long double v = std::strtold(number.c_str(), nullptr) * mult * 1000.0L;
   if (!std::isfinite(v) || v > 9.2e18L) return bad("too large");
   // Kubernetes rounds up fractional milli-values (Quantity.MilliValue uses ceiling).
   return static_cast<int64_t>(std::ceil(v - 1e-9L));

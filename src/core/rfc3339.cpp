@@ -35,6 +35,9 @@ Result<SystemTime> parseRfc3339(std::string_view s) {
       !digits(s, 17, 2, se))
     return bad("expected hh:mm:ss");
   if (mo < 1 || mo > 12) return bad("month out of range");
+  // SystemTime counts nanoseconds in 64 bits: 1678-09-21 .. 2262-04-11. Kubernetes writes
+  // nothing outside that; Go's zero time (year 1) and corrupt years are rejected, not wrapped.
+  if (y < 1679 || y > 2261) return bad("year outside 1679..2261");
   year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
   if (!ymd.ok()) return bad("day out of range");
   // Leap seconds (ss = 60) are folded into the next second, as Go's time package does not accept

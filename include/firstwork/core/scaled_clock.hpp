@@ -48,3 +48,22 @@ class ScaledClock final : public Clock {
 };
 
 }  // namespace firstwork
+
+namespace firstwork {
+
+/// Wall time from a ScaledClock, monotonic time real. The daemon in the demo reads event and
+/// observation times on the scenario's scaled wall clock (so they agree with the objects'
+/// timestamps), while its transport timers — stall watchdog, backoff, healthy-reset — keep real
+/// durations, because the simulated API servers stream in real time. Thread-safe.
+class ScaledWallClock final : public Clock {
+ public:
+  explicit ScaledWallClock(const ScaledClock& scaled) : scaled_(scaled) {}
+  // Clock
+  SystemTime systemNow() const override { return scaled_.systemNow(); }
+  MonotonicTime monotonicNow() const override { return std::chrono::steady_clock::now(); }
+
+ private:
+  const ScaledClock& scaled_;
+};
+
+}  // namespace firstwork

@@ -1,0 +1,190 @@
+// firstworkd run / check-config as an operator runs them: the real binary, real HTTPS watch
+// streams to Kubernetes API test servers on 127.0.0.1, real HTTP scrapes.
+#include <httplib.h>
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "firstwork/sim/api_server.hpp"
+#include "support/subprocess.hpp"
+
+using namespace firstwork;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using firstwork::testing::eventually;
+using firstwork::testing::Subprocess;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/firstwork-it-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    auto p = path / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+/// The daemon logs its listen URL at start ("listen":"http://127.0.0.1:PORT").
+std::string listenUrl(Subprocess& p) {
+  std::string url;
+  eventually(
+      [&] {
+        std::smatch m;
+        auto out = p.output();
+        static const std::regex re("\"listen\":\"(http://127\\.0\\.0\\.1:[0-9]+)\"");
+        if (std::regex_search(out, m, re)) url = m[1];
+        return !url.empty() || !p.running();
+      },
+      30s);
+  return url;
+}
+
+std::string get(const std::string& base, const std::string& path, int* status = nullptr) {
+  httplib::Client c(base);
+  c.set_connection_timeout(2);
+  c.set_read_timeout(5);
+  auto r = c.Get(path.c_str());
+  if (status) *status = r ? r->status : 0;
+  return r ? r->body : std::string();
+}
+
+bool allWatches(const std::string& metrics, const std::string& cluster,
+                const std::vector<std::string>& resources, int value) {
+  for (const auto& r : resources) {
+    auto line = "firstwork_watch_up{cluster=\"" + cluster + "\",resource=\"" + r + "\"} " +
+                std::to_string(value);
+    if (metrics.find(line) == std::string::npos) return false;
+  }
+  return true;
+}
+
+const std::vector<std::string> kManagementResources{"workloads", "multikueueclusters",
+                                                    "clusterqueues", "admissionchecks",
+                                                    "multikueueconfigs"};
+const std::vector<std::string> kWorkerResources{"workloads", "pods", "resourceclaims",
+                                                "resourceslices", "nodes"};
+
+}  // namespace
+
+TEST_CASE("firstworkd run watches a management and a worker cluster, and follows a worker outage",
+          "[integration]") {
+  sim::ApiServerOptions mo;
+  mo.tls = true;
+  mo.name = "management";
+  mo.token = "management-token-0123";
+  mo.draVersion = "";  // a management cluster without DRA: reported once, not retried hot
+  sim::ApiServer management(mo);
+  management.start();
+  sim::ApiServerOptions wo;
+  wo.tls = true;
+  wo.name = "worker";
+  wo.token = "worker-token-4567";
+  sim::ApiServer worker(wo);
+  worker.start();
+
+  TempDir dir;
+  auto mk = dir.write("management.kubeconfig", management.kubeconfig("management"));
+  auto wk = dir.write("worker.kubeconfig", worker.kubeconfig("worker"));
+  auto cfg = dir.write("firstwork.yaml", "clusters:\n"
+                                         "  - name: management\n"
+                                         "    role: management\n"
+                                         "    kubeconfig: " + mk + "\n"
+                                         "  - name: worker-1\n"
+                                         "    role: worker\n"
+                                         "    kubeconfig: " + wk + "\n"
+                                         "store:\n"
+                                         "  path: " + (dir.path / "f.db").string() + "\n"
+                                         "server:\n"
+                                         "  listen: 127.0.0.1:0\n"
+                                         "watch:\n"
+                                         "  stallTimeout: 10s\n");
+  Subprocess daemon({FIRSTWORKD_PATH, "run", "--config", cfg}, (dir.path / "out.log").string());
+  auto base = listenUrl(daemon);
+  INFO(daemon.output());
+  REQUIRE(!base.empty());
+
+  int status = 0;
+  REQUIRE(eventually(
+      [&] {
+        get(base, "/readyz", &status);
+        return status == 200;
+      },
+      30s));
+  auto metrics = get(base, "/metrics");
+  CHECK(allWatches(metrics, "management", kManagementResources, 1));
+  CHECK(allWatches(metrics, "worker-1", kWorkerResources, 1));
+  CHECK(metrics.find("firstwork_build_info{") != std::string::npos);
+  get(base, "/healthz", &status);
+  CHECK(status == 200);
+
+  // The worker goes away: its watches turn to 0, the management's stay up.
+  worker.stop();
+  CHECK(eventually([&] { return allWatches(get(base, "/metrics"), "worker-1", kWorkerResources, 0); },
+                   40s));
+  CHECK(allWatches(get(base, "/metrics"), "management", kManagementResources, 1));
+  // ... and comes back on the same address: every watch recovers.
+  worker.start();
+  CHECK(eventually([&] { return allWatches(get(base, "/metrics"), "worker-1", kWorkerResources, 1); },
+                   90s));
+  auto after = get(base, "/metrics");
+  CHECK(after.find("firstwork_watch_restarts_total{cluster=\"worker-1\"") != std::string::npos);
+
+  // Tokens never reach the logs.
+  auto log = daemon.output();
+  CHECK(log.find(mo.token) == std::string::npos);
+  CHECK(log.find(wo.token) == std::string::npos);
+
+  daemon.signal(SIGTERM);
+  auto code = daemon.wait(30s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+}
+
+TEST_CASE("firstworkd check-config reports every mistake of a bad config and exits 2",
+          "[integration]") {
+  TempDir dir;
+  auto cfg = dir.write("bad.yaml",
+                       "clusters:\n"
+                       "  - name: Management_1\n"      // 1: not a DNS-1123 name
+                       "    role: management\n"
+                       "    inCluster: true\n"
+                       "  - name: w1\n"
+                       "    role: wrker\n"             // 2: unknown role
+                       "    inCluster: true\n"
+                       "recovery:\n"
+                       "  budget: soon\n");            // 3: not a duration
+  Subprocess p({FIRSTWORKD_PATH, "check-config", "--config", cfg}, (dir.path / "out.log").string());
+  auto code = p.wait(30s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 2);
+  auto out = p.output();
+  INFO(out);
+  CHECK(out.find("clusters[0].name") != std::string::npos);
+  CHECK(out.find("clusters[1].role") != std::string::npos);
+  CHECK(out.find("recovery.budget") != std::string::npos);
+
+  auto good = dir.write("good.yaml", "clusters:\n  - name: c1\n    role: standalone\n    inCluster: true\n");
+  Subprocess ok({FIRSTWORKD_PATH, "check-config", "--config", good}, (dir.path / "ok.log").string());
+  CHECK(ok.wait(30s) == std::optional<int>(0));
+}
+
+TEST_CASE("firstworkd --version and --help answer without a config", "[integration]") {
+  TempDir dir;
+  Subprocess v({FIRSTWORKD_PATH, "--version"}, (dir.path / "v.log").string());
+  CHECK(v.wait(30s) == std::optional<int>(0));
+  CHECK(v.output().find("firstworkd 0.1.0") == 0);
+  Subprocess h({FIRSTWORKD_PATH, "--help"}, (dir.path / "h.log").string());
+  CHECK(h.wait(30s) == std::optional<int>(0));
+  CHECK(h.output().find("check-config") != std::string::npos);
+  Subprocess bad({FIRSTWORKD_PATH, "run", "--bogus"}, (dir.path / "b.log").string());
+  CHECK(bad.wait(30s) == std::optional<int>(2));
+}
