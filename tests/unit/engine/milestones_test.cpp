@@ -329,3 +329,19 @@ TEST_CASE("History found at startup gets milestones but no observation lag", "[e
   CHECK(lag[0].seconds == Approx(5));
   CHECK(lag[0].resource == "workloads");
 }
+
+TEST_CASE("Malformed objects are skipped and counted; missing condition times fall back to observation", "[engine]") {
+  Harness h(standaloneConfig("c1"));
+  WorkloadBuilder noUid("ns", "job-broken", "", at(seconds(0)));
+  h.e.onObject("c1", model::EventType::Added, noUid.obj(), at(seconds(1)));
+  // A Workload whose QuotaReserved condition has no lastTransitionTime (hand-edited status).
+  WorkloadBuilder w("ns", "job-untimed", "w-untimed", at(seconds(0)));
+  w.ownedByJob("untimed", "job-untimed").podSet(1, 1).reserved("cq", at(seconds(5)));
+  w.mutate().conditions[0].lastTransitionTime.reset();
+  h.put("c1", w.obj(), at(seconds(7)));
+  h.step(at(seconds(8)));
+  CHECK(h.e.snapshot().stats.ignoredObjects == 1);
+  auto reserved = h.milestone("w-untimed", Milestone::Reserved);
+  REQUIRE(reserved);
+  CHECK(reserved->eventTime == at(seconds(7)));
+}
