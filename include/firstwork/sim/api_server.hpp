@@ -165,7 +165,8 @@ class ApiServer {
 
   // --- added by the sim area -----------------------------------------------------------------
   /// Watch streams open right now on `resource` (all resources when empty). Lets tests wait
-  /// for a client's watch to be established before they mutate objects.
+  /// for a client's watch to be established before they mutate objects. A stream counts until
+  /// it ends; a client that hangs up is noticed within ~100 ms even on an idle stream.
   size_t openWatches(const std::string& resource = {}) const;
   /// The last 10,000 requests answered, oldest first.
   std::vector<ApiRequestRecord> requests() const;
