@@ -102,6 +102,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     std::unique_ptr<kube::KubeClient> client;
     bool monitorConnected = true;   // until the connection monitor says otherwise
     bool reportedConnected = false; // what the engine was told last
+    /// When the daemon regained the cluster (first answer after an outage): the event time of
+    /// the reconnection, reported once every watch has re-listed.
+    std::optional<SystemTime> regainedAt;
     std::set<std::string> watchesUp;
   };
 
@@ -140,6 +143,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     auto* c = find(cluster);
     if (!c) return;
     c->monitorConnected = e.connected;
+    if (!e.connected) c->regainedAt.reset();
     if (!e.connected && c->reportedConnected) {
       // The outage began at the last contact, not when the failure was noticed.
       c->reportedConnected = false;
@@ -148,6 +152,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
                {{"cluster", c->config.name}, {"detail", e.detail}});
       scheduleFlush();
     } else if (e.connected) {
+      if (!c->regainedAt) c->regainedAt = e.at;
       updateConnection(*c, e.at, e.at);
     }
   }
@@ -180,7 +185,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       if (!r->synced() || !c.watchesUp.count(std::string(r->resource()))) return;
     }
     c.reportedConnected = true;
-    engine.onConnection(c.config.name, true, eventTime, observedAt);
+    engine.onConnection(c.config.name, true, c.regainedAt.value_or(eventTime), observedAt);
+    c.regainedAt.reset();
     scheduleFlush();
   }
 
@@ -324,6 +330,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     kopts.reflector.pageSize = static_cast<size_t>(options.config.watch.pageSize);
     kopts.reflector.stallTimeout = options.stallTimeout.value_or(options.config.watch.stallTimeout);
     if (options.minWatchTimeout) kopts.reflector.minWatchTimeout = *options.minWatchTimeout;
+    if (options.backoffInitial) kopts.reflector.backoff.initial = *options.backoffInitial;
+    if (options.backoffMax) kopts.reflector.backoff.max = *options.backoffMax;
     for (const auto& cc : options.config.clusters) {
       if (!config::shardOwnsCluster(options.config.shard, cc)) continue;
       Result<kube::RestConfig> rest = makeError("no connection settings");
