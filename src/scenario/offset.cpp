@@ -74,7 +74,7 @@ std::string formatOffset(Offset offset) {
   int64_t ms = offset.count();
   std::string out;
   if (ms < 0) {
-    out = "-";
+    out.push_back('-');  // not `out = "-"`: GCC 12 warns falsely (-Wrestrict) under sanitizers
     ms = -ms;
   }
   if (ms == 0) return "0s";
