@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -258,16 +259,21 @@ struct ScenarioPlayer::State {
       }
     }
     cut.clear();
+    removeTracked([this](const std::string& key, const Tracked& t) { return !t.setup || touchedSetup.count(key) > 0; });
+  }
+
+  // Deletes tracked objects, newest first; `which` selects them.
+  void removeTracked(const std::function<bool(const std::string&, const Tracked&)>& which) {
     std::vector<std::pair<uint64_t, std::string>> doomed;
     for (const auto& [key, t] : objects)
-      if (!t.setup || touchedSetup.count(key)) doomed.emplace_back(t.order, key);
+      if (which(key, t)) doomed.emplace_back(t.order, key);
     std::sort(doomed.rbegin(), doomed.rend());
     for (const auto& [order, key] : doomed) {
       const Tracked& t = objects.at(key);
       try {
         servers.at(t.cluster).get().remove(t.resource, t.ns, t.name);
       } catch (const std::exception& e) {
-        spdlog::warn("scenario {}: cleanup of {} failed: {}", sc.name, key, e.what());
+        spdlog::warn("scenario {}: removing {} failed: {}", sc.name, key, e.what());
       }
       objects.erase(key);
     }
@@ -381,6 +387,12 @@ void ScenarioPlayer::stop() {
     }
   }
   s.cut.clear();
+}
+
+void ScenarioPlayer::removeObjects() {
+  stop();
+  state_->removeTracked([](const std::string&, const State::Tracked&) { return true; });
+  state_->touchedSetup.clear();
 }
 
 }  // namespace firstwork::scenario

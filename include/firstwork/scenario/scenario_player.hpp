@@ -57,6 +57,9 @@ class ScenarioPlayer {
   bool waitUntilDone(std::chrono::milliseconds timeout);
   /// Stops the thread and restarts any server whose connection is cut. Idempotent.
   void stop();
+  /// stop(), then deletes every object this player created that still exists (newest first), so
+  /// another scenario can be played on the same servers. Objects it did not create are kept.
+  void removeObjects();
 
   const Scenario& scenario() const { return scenario_; }
   /// Start of the current (or last) iteration on the scenario clock.

@@ -404,6 +404,16 @@ TEST_CASE("the reclaim scenario file plays against API servers without errors", 
     }
   }
   CHECK(annotated == 8);
+
+  // Clearing the estate for the next drill removes exactly what the player created.
+  manager.create("clusterqueues", R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ClusterQueue","metadata":{"name":"not-ours"}})");
+  player.removeObjects();
+  CHECK(manager.count("workloads") == 0);
+  CHECK(manager.count("multikueueclusters") == 0);
+  CHECK(manager.count("clusterqueues") == 1);  // not-ours stays
+  CHECK(worker.count("workloads") == 0);
+  CHECK(worker.count("pods") == 0);
+  CHECK(worker.count("nodes") == 0);
 }
 
 TEST_CASE("every scenario file plays against API servers without a failed step", "[scenario]") {
