@@ -94,7 +94,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
         engineMetrics(*registry, options.config.metrics.buckets),
         snapshot(*registry, kRealClock),
         engine(engineConfig(options.config)),
-        redactor(options.config.logging.redact, options.config.logging.redactSalt),
+        redactor(*log::currentRedactor()),  // the salt log::configure() read (inline or file)
         log("daemon") {}
 
   struct Cluster {
@@ -402,6 +402,10 @@ Daemon::~Daemon() { stop(); }
 Status Daemon::start() {
   auto& d = *impl_;
   auto& cfg = d.options.config;
+  // Libraries that log plain text through spdlog (the kube layer, the default logger) write the
+  // same schema-1 JSON lines as everything else.
+  log::adoptTextLogger("kube");
+  log::adoptTextLogger("firstwork", true);
   if (auto s = d.openStore(); !s) return s;
   for (const auto& cc : cfg.clusters)
     if (config::shardOwnsCluster(cfg.shard, cc))

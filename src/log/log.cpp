@@ -1,6 +1,7 @@
 #include "firstwork/log/log.hpp"
 
 #include <spdlog/logger.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/dist_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -164,6 +165,60 @@ std::shared_ptr<const Redactor> currentRedactor() {
   LogState& s = state();
   std::lock_guard lock(s.mu);
   return s.redactor;
+}
+
+namespace {
+
+Level fromSpdlog(spdlog::level::level_enum l) {
+  switch (l) {
+    case spdlog::level::trace: return Level::Trace;
+    case spdlog::level::debug: return Level::Debug;
+    case spdlog::level::info: return Level::Info;
+    case spdlog::level::warn: return Level::Warn;
+    case spdlog::level::err:
+    case spdlog::level::critical: return Level::Error;
+    default: return Level::Off;
+  }
+}
+
+/// Wraps a plain-text spdlog message into a JSON line and hands it to the shared sink.
+class JsonWrapSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit JsonWrapSink(std::shared_ptr<spdlog::sinks::sink> target) : target_(std::move(target)) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    std::string_view name(msg.logger_name.data(), msg.logger_name.size());
+    std::string line = formatLine(msg.time, fromSpdlog(msg.level), name, text, {},
+                                  *currentRedactor(), SecretScrubber::global());
+    spdlog::details::log_msg out(msg.time, msg.source, msg.logger_name, msg.level,
+                                 spdlog::string_view_t(line.data(), line.size()));
+    target_->log(out);
+  }
+  void flush_() override { target_->flush(); }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> target_;
+};
+
+}  // namespace
+
+void adoptTextLogger(const std::string& name, bool makeDefault) {
+  LogState& s = state();
+  std::shared_ptr<spdlog::logger> logger;
+  {
+    std::lock_guard lock(s.mu);
+    spdlog::drop(name);
+    logger = std::make_shared<spdlog::logger>(name, std::make_shared<JsonWrapSink>(s.sink));
+    logger->set_level(toSpdlog(s.level));
+    logger->flush_on(spdlog::level::warn);
+  }
+  if (makeDefault) {
+    spdlog::set_default_logger(logger);
+  } else {
+    spdlog::register_logger(logger);
+  }
 }
 
 Logger::Logger(const std::string& name) : name_(name), logger_(loggerFor(name)) {}

@@ -86,6 +86,11 @@ void configure(const LogOptions& options);
 /// outlive its use (tests pass a std::ostringstream and restore stderr afterwards).
 void logToStream(std::ostream& out);
 void logToStderr();
+/// Registers a spdlog logger `name` for code that logs plain text through spdlog (the kube layer's
+/// `key=value` messages): each message becomes one schema-1 JSON line with the text as `msg`,
+/// scrubbed of secrets, through the same sink as every other logger. With `makeDefault`, it also
+/// becomes spdlog's default logger, so no library line escapes the JSON format. Thread-safe.
+void adoptTextLogger(const std::string& name, bool makeDefault = false);
 /// The redactor currently configured (for the API layer, which hashes the same way as the logs).
 std::shared_ptr<const Redactor> currentRedactor();
 

@@ -1,5 +1,7 @@
 #include "firstwork/log/log.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <limits>
@@ -122,4 +124,29 @@ TEST_CASE("loggers write one JSON line per call at or above the configured level
   CHECK(text.find(R"("level":"error","logger":"unit-test-2","msg":"also shown","schema":1})") !=
         std::string::npos);
   CHECK_FALSE(Logger("unit-test").enabled(Level::Debug));
+}
+
+TEST_CASE("plain-text spdlog loggers are adopted into schema-1 JSON lines without secrets",
+          "[log]") {
+  std::ostringstream out;
+  logToStream(out);
+  configure(LogOptions{Level::Info, false, ""});
+  auto previousDefault = spdlog::default_logger();
+  adoptTextLogger("text-area");
+  adoptTextLogger("text-default", true);
+  spdlog::get("text-area")->warn("cluster unreachable cluster={} auth=\"Bearer {}\"", "w1",
+                                 "s3cr3t-t0ken-value");
+  spdlog::debug("below the level");
+  spdlog::info("library line");
+  logToStderr();
+  spdlog::set_default_logger(previousDefault);
+
+  std::string text = out.str();
+  INFO(text);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+  CHECK(text.find(R"("level":"warn","logger":"text-area","msg":"cluster unreachable cluster=w1 )"
+                  R"(auth=\"Bearer <redacted>\"","schema":1})") != std::string::npos);
+  CHECK(text.find("s3cr3t") == std::string::npos);
+  CHECK(text.find(R"("logger":"text-default","msg":"library line","schema":1})") !=
+        std::string::npos);
 }
