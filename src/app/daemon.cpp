@@ -28,6 +28,7 @@
 #include "firstwork/log/redact.hpp"
 #include "firstwork/app/engine_metrics.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
+#include "firstwork/signals/useful_work_probe.hpp"
 #include "firstwork/store/store.hpp"
 
 namespace firstwork::app {
@@ -388,6 +389,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   bool storeFailing = false;
   MonotonicTime lastPrune{};
   std::vector<Cluster> clusters;
+  std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;
   bool stopping = false;
   log::Redactor redactor;
@@ -433,6 +435,36 @@ Status Daemon::start() {
                                     });
   if (auto s = d.httpServer->start(); !s) return s;
 
+  // The PromQL useful-work probe polls on its own thread and hands signals to the loop. Its
+  // results name namespace/pod only, so each signal goes to every cluster that runs pods; the
+  // engine joins it to the pod of that name it sees (design §4 signal 3).
+  if (const auto& pc = cfg.usefulWork.prometheus; pc.enabled()) {
+    signals::ProbeOptions po;
+    po.url = pc.url;
+    po.query = pc.query;
+    po.namespaceLabel = pc.namespaceLabel;
+    po.podLabel = pc.podLabel;
+    po.valueIsTimestamp = pc.valueIsTimestamp;
+    po.interval = pc.interval;
+    po.timeout = pc.timeout;
+    po.bearerTokenFile = pc.bearerTokenFile;
+    po.caFile = pc.caFile;
+    d.probe = std::make_unique<signals::UsefulWorkProbe>(
+        po, d.clock,
+        [&d](std::vector<signals::UsefulWorkSignal> found) {
+          asio::post(d.io, [&d, found = std::move(found)] {
+            auto now = d.clock.systemNow();
+            for (const auto& sig : found)
+              for (const auto& c : d.clusters)
+                if (c.config.role != config::ClusterRole::Management)
+                  d.engine.onUsefulWorkSignal(c.config.name, sig.podNamespace + "/" + sig.podName,
+                                              sig.at, "promql", now);
+            d.scheduleFlush();
+          });
+        },
+        &d.self);
+  }
+
   d.work.emplace(d.io.get_executor());
   d.tickTimer = std::make_unique<asio::steady_timer>(d.io);
   asio::post(d.io, [&d] {
@@ -440,6 +472,7 @@ Status Daemon::start() {
     d.updateReadiness();
     d.armTick();
   });
+  if (d.probe) d.probe->start();
   d.loop = std::thread([&d] {
     try {
       d.io.run();
@@ -457,6 +490,7 @@ Status Daemon::start() {
 
 void Daemon::stop() {
   auto& d = *impl_;
+  if (d.probe) d.probe->stop();
   if (!d.loop.joinable()) {
     if (d.httpServer) d.httpServer->stop();
     return;
