@@ -23,7 +23,7 @@ void forEachPanel(const json& panels, const std::function<void(const json&)>& f)
 
 }  // namespace
 
-TEST_CASE("dashboards: schema, data source and cluster variables, panels wired to them",
+TEST_CASE("dashboards have the current schema and data source and cluster variables that every panel uses",
           "[ops][dashboards]") {
   const auto files = dashboardFiles(kSource);
   REQUIRE(files.size() >= 4);

@@ -90,7 +90,7 @@ TEST_CASE("the PrometheusRule's spec.groups equal the rule file's groups", "[ops
   CHECK(plain.size() == 1);  // nothing but groups
 }
 
-TEST_CASE("every alert has severity, summary, description and an existing runbook section",
+TEST_CASE("every alert has a severity and summary and description and an existing runbook section",
           "[ops][rules]") {
   const auto anchors = markdownAnchors(kSource + "/docs/runbook.md");
   const auto all = alerts();
@@ -122,7 +122,6 @@ TEST_CASE("every alert has severity, summary, description and an existing runboo
         INFO("annotation " << key << " names label " << (*it)[1].str());
         CHECK(printable.count((*it)[1].str()));
       }
-      CHECK(text.find("token") == std::string::npos);
     }
     const std::string url = a["annotations"]["runbook_url"].as<std::string>();
     const std::string marker = "/docs/runbook.md#";
