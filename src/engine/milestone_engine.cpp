@@ -662,6 +662,8 @@ void MilestoneEngine::restoreIncident(const IncidentRecord& incident) {
   s_->incidents.emplace(incident.id, std::move(in));
 }
 
+void MilestoneEngine::restoreReclaim(const ReclaimRecord& reclaim) { s_->restoreReclaim(reclaim); }
+
 Outputs MilestoneEngine::advance(SystemTime now) {
   State& s = *s_;
   if (s.lastAdvance && now < *s.lastAdvance) now = *s.lastAdvance;

@@ -63,9 +63,23 @@ std::optional<SystemTime> MilestoneEngine::State::workSince(const LogicalWorkloa
 // Work lost to an eviction: devices × (evicted − max(first_work, last checkpoint)), counted once
 // per evicted cycle when its quota is released (the pods, and their checkpoints, are known then).
 void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
-  if (cy.interruptedCounted || !cy.has(Milestone::Evicted)) return;
+  if (cy.interruptedCounted) return;
+  // A victim restored after a restart (restoreReclaim): the previous process counted its lost
+  // work when the cycle's quota was released. A cycle this process first sees already released
+  // was therefore counted there and is not counted again (the counter restarts from 0, so this
+  // is what keeps restarts from double counting); one it first sees still holding quota was not,
+  // and is counted here at its release like any other.
+  auto restored = restoredVictimCycles.find({lw.key, cy.id});
   const bool last = &cy == &lw.cycles.back();
-  if (!(cy.has(Milestone::Released) || cy.has(Milestone::Finished) || !last || lw.deleted)) return;
+  const bool ended = cy.has(Milestone::Released) || cy.has(Milestone::Finished) || !last || lw.deleted;
+  if (!cy.has(Milestone::Evicted) || !ended) {
+    if (restored != restoredVictimCycles.end()) restoredVictimCycles.erase(restored);
+    return;
+  }
+  if (restored != restoredVictimCycles.end()) {
+    cy.interruptedCounted = true;
+    return;
+  }
   if (lw.devices.empty() && lw.devicesUnresolved) return;
   cy.interruptedCounted = true;
   const SystemTime evicted = *cy.time(Milestone::Evicted);
@@ -161,18 +175,51 @@ ReclaimVictim MilestoneEngine::State::victimFigures(const VictimRef& v) const {
   out.reason = v.reason;
   out.evictedAt = v.evictedAt;
   auto it = logical.find(v.victimLogical);
-  if (it == logical.end()) return out;
-  const LogicalWorkload& lw = it->second;
-  out.workload = ref(lw, cycleById(lw, v.victimCycleId));
-  out.gpus = totalDevices(lw);
-  const Cycle* cy = cycleById(lw, v.victimCycleId);
-  if (cy == nullptr) return out;
-  out.workSince = workSince(lw, *cy, v.evictedAt);
-  if (out.workSince && *out.workSince < v.evictedAt) {
-    out.interruptedGpuSeconds =
-        static_cast<double>(out.gpus) * toSeconds(v.evictedAt - *out.workSince);
+  if (it != logical.end()) {
+    const LogicalWorkload& lw = it->second;
+    const Cycle* cy = cycleById(lw, v.victimCycleId);
+    out.workload = ref(lw, cy);
+    out.gpus = totalDevices(lw);
+    if (cy != nullptr) out.workSince = workSince(lw, *cy, v.evictedAt);
+    if (out.workSince && *out.workSince < v.evictedAt) {
+      out.interruptedGpuSeconds =
+          static_cast<double>(out.gpus) * toSeconds(v.evictedAt - *out.workSince);
+    }
   }
+  // After a restart the interrupted cycle's pods (first work, checkpoints) are usually gone:
+  // without a workSince from the objects, the figures the previous process derived stand.
+  if (v.restored && !out.workSince) return *v.restored;
   return out;
+}
+
+void MilestoneEngine::State::restoreReclaim(const ReclaimRecord& rec) {
+  if (rec.outcome != ReclaimOutcome::Pending || rec.id.empty() || reclaims.count(rec.id) != 0) return;
+  if (cluster(rec.cluster) == nullptr) return;
+  // The id is reclaim/<home cluster>/<preemptor uid>/<cycle id>; <home>/<uid> is the preemptor's
+  // logical key.
+  std::string preemptorKey = nsName(rec.preemptor.cluster, rec.preemptor.uid);
+  const std::string prefix = "reclaim/";
+  const std::string suffix = "/" + rec.cycleId;
+  if (rec.id.size() > prefix.size() + suffix.size() && rec.id.compare(0, prefix.size(), prefix) == 0 &&
+      rec.id.compare(rec.id.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    preemptorKey = rec.id.substr(prefix.size(), rec.id.size() - prefix.size() - suffix.size());
+  }
+  Reclaim r;
+  r.rec = rec;
+  r.preemptorLogical = std::move(preemptorKey);
+  for (const auto& v : rec.victims) {
+    VictimRef vr;
+    vr.victimLogical = nsName(v.workload.cluster, v.workload.uid);
+    vr.victimCycleId = v.cycleId;
+    vr.cluster = v.cluster;
+    vr.reason = v.reason;
+    vr.evictedAt = v.evictedAt;
+    vr.workload = v.workload;
+    vr.restored = v;
+    restoredVictimCycles.emplace(vr.victimLogical, vr.victimCycleId);
+    r.victims.push_back(std::move(vr));
+  }
+  reclaims.emplace(rec.id, std::move(r));
 }
 
 void MilestoneEngine::State::refreshReclaim(Reclaim& r, SystemTime observedAt) {

@@ -56,6 +56,19 @@ class MilestoneEngine {
   /// Re-opens an incident that was open or recovering when the daemon stopped (from the store),
   /// so that its recovery is still measured after a restart. Call before the first advance.
   void restoreIncident(const IncidentRecord& incident);
+  /// Re-opens a reclaim that was pending when the daemon stopped (from the store), so that it
+  /// still completes at its preemptor's first work, or fails at startedAt + reclaimBudget, after
+  /// a restart. Call before the first advance; records not pending, already known or of an
+  /// unknown cluster are ignored. Its victims keep their restored figures (evictedAt, gpus,
+  /// workSince, interrupted GPU-seconds, reason, cluster, workload) — their interrupted cycle's
+  /// pods are usually gone by the relist, so those can no longer be derived — unless the relisted
+  /// objects give a derivation with workSince set; victims first seen after the restart are
+  /// added. firstwork_interrupted_gpu_seconds_total restarts from 0 in a new process; a victim
+  /// counts there when its cycle's quota is released, so a restored victim whose interrupted
+  /// cycle this engine first sees already released (or never sees: requeued, a new cycle) was
+  /// counted by the previous process and is NOT counted again; one first seen still holding
+  /// quota (the daemon died between eviction and release) is counted here at its release.
+  void restoreReclaim(const ReclaimRecord& reclaim);
   /// Processes what was fed since the last call, runs time-driven logic up to `now` (stuck,
   /// budgets, incident closes, live integrals) and returns everything produced since the last call.
   Outputs advance(SystemTime now);

@@ -195,6 +195,9 @@ struct VictimRef {
   std::string reason;         // Preempted condition reason
   SystemTime evictedAt{};
   WorkloadRef workload;
+  /// Figures from a record restored after a restart (restoreReclaim): the interrupted cycle's
+  /// pods may be gone by now, so these stand unless the objects give a derivation with workSince.
+  std::optional<ReclaimVictim> restored;
 };
 
 struct Reclaim {
@@ -273,6 +276,9 @@ struct MilestoneEngine::State {
   // Reclaims.
   std::map<std::string, Reclaim> reclaims;  // id →
   std::vector<PendingVictim> pendingVictims;
+  // (victim LW key, cycle id) of victims restored from a previous process: that process already
+  // counted their lost work in firstwork_interrupted_gpu_seconds_total.
+  std::set<std::pair<std::string, std::string>> restoredVictimCycles;
 
   // Counters.
   std::map<std::tuple<std::string, std::string, StrandedPhase>, double> strandedSeconds;
@@ -371,6 +377,7 @@ struct MilestoneEngine::State {
   std::optional<SystemTime> workSince(const LogicalWorkload& lw, const Cycle& cy,
                                       SystemTime until) const;
   void countInterrupted(LogicalWorkload& lw, Cycle& cy);
+  void restoreReclaim(const ReclaimRecord& rec);
   int64_t totalDevices(const LogicalWorkload& lw) const;
 
   // --- health: stuck and duplicates (health.cpp)

@@ -194,3 +194,230 @@ TEST_CASE("A victim seen before its preemptor waits for it", "[engine][reclaim]"
   CHECK(r->victims[0].interruptedGpuSeconds == 0);  // never did useful work
   CHECK(h.e.snapshot().pendingReclaims.size() == 1);
 }
+
+namespace {
+
+// The kill point of the restart tests: +100 s, after the victims were evicted (+30 s), their pods
+// deleted (+55 s) and their quota released (+60 s), the preemptors admitted (+60 s) and running
+// (+90 s), but before any preemptor's first work: every reclaim is pending.
+constexpr seconds kKill{100};
+
+// What a relist at `t` sees of `drill`: the last version of every object changed at or before
+// `t`, deleted objects gone (except `lingering`, a pod uid still listed while terminating),
+// followed by the drill's later events unchanged.
+std::vector<ScriptEvent> restartedAt(std::vector<ScriptEvent> drill, seconds t, const std::string& lingering = {}) {
+  std::stable_sort(drill.begin(), drill.end(), [](const ScriptEvent& a, const ScriptEvent& b) { return a.t < b.t; });
+  std::map<std::string, ScriptEvent> last;
+  std::vector<std::string> order;
+  std::vector<ScriptEvent> out;
+  for (const auto& e : drill) {
+    if (e.t > t) {
+      out.push_back(e);
+      continue;
+    }
+    const auto& m = model::metaOf(e.obj);
+    const std::string key = e.cluster + "/" + std::to_string(static_cast<int>(model::kindOf(e.obj))) + "/" + m.uid + "/" + m.name;
+    if (e.remove && m.uid != lingering) {
+      last.erase(key);
+      continue;
+    }
+    if (last.find(key) == last.end()) order.push_back(key);
+    ScriptEvent listed = e;
+    listed.t = t;
+    listed.remove = false;
+    last.insert_or_assign(key, listed);
+  }
+  std::vector<ScriptEvent> relisted;
+  for (const auto& k : order) {
+    if (auto it = last.find(k); it != last.end()) relisted.push_back(it->second);
+  }
+  relisted.insert(relisted.end(), out.begin(), out.end());
+  return relisted;
+}
+
+// Engine A of the restart tests: the drill up to the kill point.
+Harness killedAt(seconds t, bool works = true) {
+  Harness a(standaloneConfig("c1"));
+  std::vector<ScriptEvent> before;
+  for (auto& e : reclaimDrill(seconds(720), works)) {
+    if (e.t <= t) before.push_back(std::move(e));
+  }
+  play(a, std::move(before), {});
+  return a;
+}
+
+double interruptedTotal(const Snapshot& s) {
+  double v = 0;
+  for (const auto& x : s.interruptedSeconds) v += x.seconds;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("A pending reclaim restored after a restart keeps its victims' lost work and completes", "[engine][restart]") {
+  Harness a = killedAt(kKill);
+  // Each victim b-(8+k): 1 GPU × (evicted +30 s − max(first work −1800 s, checkpoint −600 s))
+  //   = 1 × 630 = 630 GPU-seconds; all four were released at +60 s, so A counted 4 × 630 = 2,520.
+  CHECK(interruptedTotal(a.e.snapshot()) == Approx(2520));
+  Harness b(standaloneConfig("c1"));
+  for (int k = 1; k <= 4; ++k) {
+    auto r = a.reclaim(reclaimId(k));
+    REQUIRE(r);
+    REQUIRE(r->outcome == ReclaimOutcome::Pending);
+    REQUIRE(r->victims.size() == 1);
+    REQUIRE(r->victims[0].interruptedGpuSeconds == Approx(630));
+    b.e.restoreReclaim(*r);
+  }
+  // B relists at the kill point: the victims are pending again (requeued, quota released) and
+  // their pods are gone — except b-run-9's, still listed while terminating, and b-run-9 itself is
+  // relisted as a workload whose job failed during the eviction (Finished +60 s, no requeue): B
+  // derives its interrupted cycle, already ended, and the same figures itself, and must still not
+  // count them a second time.
+  std::vector<ScriptEvent> relisted = restartedAt(reclaimDrill(seconds(720)), kKill, "b-run-9-pod");
+  WorkloadBuilder failed("b", "job-b9", "b-run-9", at(seconds(-2400)));
+  failed.ownedByJob("job-b9", "job-b-run-9").queue("lq-b").podSet(1, 1).reserved("cq-b", at(seconds(-2000)))
+      .admitted(at(seconds(-2000)))
+      .preempted("InCohortReclamation", at(seconds(30)),
+                 preemptionMessage("a-new-1", "reclamation within the cohort", "/org/cq-a", "/org/cq-b"))
+      .finished(at(seconds(60)), "Failed");
+  for (auto& e : relisted) {
+    if (const auto* w = std::get_if<model::Workload>(&e.obj); w != nullptr && w->meta.uid == "b-run-9") {
+      e.obj = failed.obj();
+    }
+  }
+  play(b, std::move(relisted), {seconds(2400)});
+
+  Harness whole = runReclaim(seconds(720));
+  for (int k = 1; k <= 4; ++k) {
+    INFO("reclaim " << k);
+    auto want = whole.reclaim(reclaimId(k));
+    auto got = b.reclaim(reclaimId(k));
+    REQUIRE(want);
+    REQUIRE(got);
+    CHECK(got->id == want->id);
+    CHECK(got->outcome == ReclaimOutcome::Completed);
+    CHECK(got->outcome == want->outcome);
+    CHECK(got->preemptor.uid == want->preemptor.uid);
+    CHECK(got->preemptor.name == "job-new-" + std::to_string(k));
+    CHECK(got->preemptor.clusterQueue == want->preemptor.clusterQueue);
+    CHECK(got->cycleId == want->cycleId);
+    CHECK(got->cluster == want->cluster);
+    CHECK(got->reason == want->reason);
+    // queued 0 s, first victim evicted +30 s, first work +720 s: reclaim_to_first_work = 720 − 0.
+    CHECK(*got->queuedAt == at(seconds(0)));
+    CHECK(got->startedAt == at(seconds(30)));
+    CHECK(got->startedAt == want->startedAt);
+    CHECK(*got->firstWorkAt == at(seconds(720)));
+    REQUIRE(got->reclaimToFirstWorkSeconds);
+    CHECK(*got->reclaimToFirstWorkSeconds == Approx(720));
+    CHECK(*got->reclaimToFirstWorkSeconds == Approx(*want->reclaimToFirstWorkSeconds));
+    REQUIRE(got->victims.size() == 1);
+    REQUIRE(want->victims.size() == 1);
+    const auto& gv = got->victims[0];
+    const auto& wv = want->victims[0];
+    CHECK(gv.workload.uid == "b-run-" + std::to_string(8 + k));
+    CHECK(gv.workload.uid == wv.workload.uid);
+    CHECK(gv.workload.name == wv.workload.name);
+    CHECK(gv.workload.namespace_ == wv.workload.namespace_);
+    CHECK(gv.workload.clusterQueue == wv.workload.clusterQueue);
+    CHECK(gv.cycleId == wv.cycleId);
+    CHECK(gv.cluster == wv.cluster);
+    CHECK(gv.reason == wv.reason);
+    CHECK(gv.evictedAt == at(seconds(30)));
+    CHECK(gv.gpus == 1);
+    REQUIRE(gv.workSince);
+    CHECK(*gv.workSince == at(seconds(-600)));
+    CHECK(gv.interruptedGpuSeconds == Approx(630));  // 1 GPU × (30 − (−600)) s, as above
+    CHECK(gv.interruptedGpuSeconds == Approx(wv.interruptedGpuSeconds));
+    CHECK(got->interruptedGpuSeconds == Approx(630));
+    CHECK(got->interruptedGpuSeconds == Approx(want->interruptedGpuSeconds));
+    auto o = b.observation("obs/reclaim_to_first_work/c1/a-new-" + std::to_string(k) + "/" + ms(at(seconds(0))));
+    REQUIRE(o);
+    CHECK(o->seconds == Approx(720));
+  }
+  auto snap = b.e.snapshot();
+  // The completions happen in B: 4 completed reclaims for cq-a.
+  REQUIRE(snap.reclaims.size() == 1);
+  CHECK(snap.reclaims[0].outcome == ReclaimOutcome::Completed);
+  CHECK(snap.reclaims[0].count == 4);
+  // A counted the 2,520 GPU-seconds; B (whose counter starts from 0) counts none of it again,
+  // not even b-run-9's, whose ended cycle and lingering pod let B derive the 630 s itself.
+  CHECK(interruptedTotal(snap) == 0);
+  CHECK(snap.pendingReclaims.empty());
+}
+
+TEST_CASE("A restored pending reclaim whose preemptor never works fails at startedAt + budget", "[engine][restart]") {
+  Harness a = killedAt(kKill, false);
+  auto restore = [&](Harness& h) {
+    for (int k = 1; k <= 4; ++k) {
+      auto r = a.reclaim(reclaimId(k));
+      REQUIRE(r);
+      REQUIRE(r->outcome == ReclaimOutcome::Pending);
+      h.e.restoreReclaim(*r);
+    }
+  };
+  // Budget 30 min from the first victim's eviction: +30 s + 1,800 s = +1,830 s.
+  auto check = [](Harness& h) {
+    for (int k = 1; k <= 4; ++k) {
+      auto r = h.reclaim(reclaimId(k));
+      REQUIRE(r);
+      CHECK(r->outcome == ReclaimOutcome::Failed);
+      CHECK(r->observedAt == at(seconds(1830)));
+      CHECK_FALSE(r->reclaimToFirstWorkSeconds);
+      CHECK(r->preemptor.name == "job-new-" + std::to_string(k));
+      REQUIRE(r->victims.size() == 1);
+      CHECK(r->victims[0].interruptedGpuSeconds == Approx(630));  // 1 GPU × (30 − (−600)) s
+    }
+    auto snap = h.e.snapshot();
+    REQUIRE(snap.reclaims.size() == 1);
+    CHECK(snap.reclaims[0].outcome == ReclaimOutcome::Failed);
+    CHECK(snap.reclaims[0].clusterQueue == "cq-a");
+    CHECK(snap.reclaims[0].count == 4);
+    CHECK(interruptedTotal(snap) == 0);
+  };
+  SECTION("the preemptor is relisted but never does useful work") {
+    Harness b(standaloneConfig("c1"));
+    restore(b);
+    play(b, restartedAt(reclaimDrill(seconds(720), false), kKill), {seconds(1829)});
+    // Re-derived from the relisted objects with the same figures: still pending, not re-emitted.
+    CHECK(b.all.reclaims.empty());
+    CHECK(b.e.snapshot().pendingReclaims.size() == 4);
+    b.step(at(seconds(1830)));
+    check(b);
+  }
+  SECTION("the preemptor is never seen again") {
+    Harness b(standaloneConfig("c1"));
+    restore(b);
+    b.step(at(kKill));
+    b.step(at(seconds(1829)));
+    CHECK(b.all.reclaims.empty());  // still pending: nothing changed, nothing re-emitted
+    CHECK(b.e.snapshot().pendingReclaims.size() == 4);
+    b.step(at(seconds(1830)));
+    check(b);
+  }
+}
+
+TEST_CASE("A victim released only after the restart is counted by the new process", "[engine][restart]") {
+  // Killed at +40 s: victims evicted (+30 s), pods still there (deleted +55 s), quota released
+  // only at +60 s, so A has not counted their lost work yet (it counts at the release).
+  Harness a = killedAt(seconds(40));
+  CHECK(interruptedTotal(a.e.snapshot()) == 0);
+  Harness b(standaloneConfig("c1"));
+  for (int k = 1; k <= 4; ++k) {
+    auto r = a.reclaim(reclaimId(k));
+    REQUIRE(r);
+    REQUIRE(r->outcome == ReclaimOutcome::Pending);
+    b.e.restoreReclaim(*r);
+  }
+  play(b, restartedAt(reclaimDrill(seconds(720)), seconds(40)), {seconds(2400)});
+  // B sees the interrupted cycles still holding quota, then their release: it counts them,
+  // 4 victims × 1 GPU × (30 − (−600)) s = 2,520 GPU-seconds — once across both processes.
+  CHECK(interruptedTotal(b.e.snapshot()) == Approx(2520));
+  for (int k = 1; k <= 4; ++k) {
+    auto r = b.reclaim(reclaimId(k));
+    REQUIRE(r);
+    CHECK(r->outcome == ReclaimOutcome::Completed);
+    CHECK(*r->reclaimToFirstWorkSeconds == Approx(720));  // 720 − 0
+    CHECK(r->interruptedGpuSeconds == Approx(630));
+  }
+}
