@@ -63,26 +63,25 @@ std::optional<SystemTime> MilestoneEngine::State::workSince(const LogicalWorkloa
 // Work lost to an eviction: devices × (evicted − max(first_work, last checkpoint)), counted once
 // per evicted cycle when its quota is released (the pods, and their checkpoints, are known then).
 void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
-  if (cy.interruptedCounted) return;
+  if (cy.interruptedCounted || !cy.has(Milestone::Evicted)) return;
+  const SystemTime evicted = *cy.time(Milestone::Evicted);
   // A victim restored after a restart (restoreReclaim): the previous process counted its lost
   // work when the cycle's quota was released. A cycle this process first sees already released
   // was therefore counted there and is not counted again (the counter restarts from 0, so this
   // is what keeps restarts from double counting); one it first sees still holding quota was not,
   // and is counted here at its release like any other.
-  auto restored = restoredVictimCycles.find({lw.key, cy.id});
+  auto restored = restoredVictimEvictions.find({lw.key, unixMillis(evicted)});
   const bool last = &cy == &lw.cycles.back();
-  const bool ended = cy.has(Milestone::Released) || cy.has(Milestone::Finished) || !last || lw.deleted;
-  if (!cy.has(Milestone::Evicted) || !ended) {
-    if (restored != restoredVictimCycles.end()) restoredVictimCycles.erase(restored);
+  if (!(cy.has(Milestone::Released) || cy.has(Milestone::Finished) || !last || lw.deleted)) {
+    if (restored != restoredVictimEvictions.end()) restoredVictimEvictions.erase(restored);
     return;
   }
-  if (restored != restoredVictimCycles.end()) {
+  if (restored != restoredVictimEvictions.end()) {
     cy.interruptedCounted = true;
     return;
   }
   if (lw.devices.empty() && lw.devicesUnresolved) return;
   cy.interruptedCounted = true;
-  const SystemTime evicted = *cy.time(Milestone::Evicted);
   auto since = workSince(lw, cy, evicted);
   if (!since || !(*since < evicted)) return;
   const double secs = static_cast<double>(totalDevices(lw)) * toSeconds(evicted - *since);
@@ -178,6 +177,13 @@ ReclaimVictim MilestoneEngine::State::victimFigures(const VictimRef& v) const {
   if (it != logical.end()) {
     const LogicalWorkload& lw = it->second;
     const Cycle* cy = cycleById(lw, v.victimCycleId);
+    if (cy == nullptr && v.victimCycleId.empty()) {
+      // A restored victim whose cycle id was not stored: its cycle is the one evicted then.
+      for (const auto& c : lw.cycles) {
+        if (c.time(Milestone::Evicted) == std::optional<SystemTime>(v.evictedAt)) cy = &c;
+      }
+      if (cy != nullptr) out.cycleId = cy->id;
+    }
     out.workload = ref(lw, cy);
     out.gpus = totalDevices(lw);
     if (cy != nullptr) out.workSince = workSince(lw, *cy, v.evictedAt);
@@ -195,17 +201,19 @@ ReclaimVictim MilestoneEngine::State::victimFigures(const VictimRef& v) const {
 void MilestoneEngine::State::restoreReclaim(const ReclaimRecord& rec) {
   if (rec.outcome != ReclaimOutcome::Pending || rec.id.empty() || reclaims.count(rec.id) != 0) return;
   if (cluster(rec.cluster) == nullptr) return;
-  // The id is reclaim/<home cluster>/<preemptor uid>/<cycle id>; <home>/<uid> is the preemptor's
-  // logical key.
-  std::string preemptorKey = nsName(rec.preemptor.cluster, rec.preemptor.uid);
+  // The id is reclaim/<home cluster>/<preemptor uid>/<cycle id>: <home>/<uid> is the preemptor's
+  // logical key, and the cycle id (not in every stored body) is its last segment.
+  Reclaim r;
+  r.rec = rec;
   const std::string prefix = "reclaim/";
-  const std::string suffix = "/" + rec.cycleId;
+  const size_t slash = rec.id.rfind('/');
+  if (r.rec.cycleId.empty() && slash != std::string::npos) r.rec.cycleId = rec.id.substr(slash + 1);
+  std::string preemptorKey = nsName(rec.preemptor.cluster, rec.preemptor.uid);
+  const std::string suffix = "/" + r.rec.cycleId;
   if (rec.id.size() > prefix.size() + suffix.size() && rec.id.compare(0, prefix.size(), prefix) == 0 &&
       rec.id.compare(rec.id.size() - suffix.size(), suffix.size(), suffix) == 0) {
     preemptorKey = rec.id.substr(prefix.size(), rec.id.size() - prefix.size() - suffix.size());
   }
-  Reclaim r;
-  r.rec = rec;
   r.preemptorLogical = std::move(preemptorKey);
   for (const auto& v : rec.victims) {
     VictimRef vr;
@@ -216,7 +224,7 @@ void MilestoneEngine::State::restoreReclaim(const ReclaimRecord& rec) {
     vr.evictedAt = v.evictedAt;
     vr.workload = v.workload;
     vr.restored = v;
-    restoredVictimCycles.emplace(vr.victimLogical, vr.victimCycleId);
+    restoredVictimEvictions.emplace(vr.victimLogical, unixMillis(vr.evictedAt));
     r.victims.push_back(std::move(vr));
   }
   reclaims.emplace(rec.id, std::move(r));

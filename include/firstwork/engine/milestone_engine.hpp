@@ -63,7 +63,9 @@ class MilestoneEngine {
   /// workSince, interrupted GPU-seconds, reason, cluster, workload) — their interrupted cycle's
   /// pods are usually gone by the relist, so those can no longer be derived — unless the relisted
   /// objects give a derivation with workSince set; victims first seen after the restart are
-  /// added. firstwork_interrupted_gpu_seconds_total restarts from 0 in a new process; a victim
+  /// added. The record's cycleId and its victims' cycleId may be empty (not stored): the first
+  /// is then the id's last segment, a victim's cycle the one evicted at its evictedAt.
+  /// firstwork_interrupted_gpu_seconds_total restarts from 0 in a new process; a victim
   /// counts there when its cycle's quota is released, so a restored victim whose interrupted
   /// cycle this engine first sees already released (or never sees: requeued, a new cycle) was
   /// counted by the previous process and is NOT counted again; one first seen still holding

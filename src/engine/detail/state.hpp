@@ -276,9 +276,9 @@ struct MilestoneEngine::State {
   // Reclaims.
   std::map<std::string, Reclaim> reclaims;  // id →
   std::vector<PendingVictim> pendingVictims;
-  // (victim LW key, cycle id) of victims restored from a previous process: that process already
-  // counted their lost work in firstwork_interrupted_gpu_seconds_total.
-  std::set<std::pair<std::string, std::string>> restoredVictimCycles;
+  // (victim LW key, evicted Unix ms) of victims restored from a previous process (their cycle id
+  // is not always stored): see countInterrupted.
+  std::set<std::pair<std::string, int64_t>> restoredVictimEvictions;
 
   // Counters.
   std::map<std::tuple<std::string, std::string, StrandedPhase>, double> strandedSeconds;

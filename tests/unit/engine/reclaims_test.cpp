@@ -266,6 +266,10 @@ TEST_CASE("A pending reclaim restored after a restart keeps its victims' lost wo
     REQUIRE(r->outcome == ReclaimOutcome::Pending);
     REQUIRE(r->victims.size() == 1);
     REQUIRE(r->victims[0].interruptedGpuSeconds == Approx(630));
+    if (k <= 2) {  // as restored from the store, whose bodies hold no cycle ids
+      r->cycleId.clear();
+      r->victims[0].cycleId.clear();
+    }
     b.e.restoreReclaim(*r);
   }
   // B relists at the kill point: the victims are pending again (requeued, quota released) and
@@ -320,7 +324,10 @@ TEST_CASE("A pending reclaim restored after a restart keeps its victims' lost wo
     CHECK(gv.workload.name == wv.workload.name);
     CHECK(gv.workload.namespace_ == wv.workload.namespace_);
     CHECK(gv.workload.clusterQueue == wv.workload.clusterQueue);
-    CHECK(gv.cycleId == wv.cycleId);
+    // b-run-10's cycle is not stored and gone from the objects: its restored figures have none;
+    // b-run-9's ended cycle is still derivable, found by its eviction time.
+    if (k == 2) CHECK(gv.cycleId.empty());
+    else CHECK(gv.cycleId == wv.cycleId);
     CHECK(gv.cluster == wv.cluster);
     CHECK(gv.reason == wv.reason);
     CHECK(gv.evictedAt == at(seconds(30)));
