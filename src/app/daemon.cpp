@@ -322,6 +322,14 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
                   inc->outcome == engine::IncidentOutcome::Recovering))
         engine.restoreIncident(*inc);
     }
+    // Reclaims still pending go on to complete or fail, and keep their victims' lost work: the
+    // victims' interrupted pods are usually gone by the relist, so it cannot be derived again.
+    auto reclaims = store->query({kReclaimKind, "", "", {}, {}, 100000});
+    if (!reclaims.ok()) return Error{reclaims.error()};
+    for (const auto& r : *reclaims) {
+      auto rec = reclaimFromJson(r.body);
+      if (rec && rec->outcome == engine::ReclaimOutcome::Pending) engine.restoreReclaim(*rec);
+    }
     return Ok{};
   }
 
