@@ -176,6 +176,7 @@ std::optional<engine::ReclaimRecord> reclaimFromJson(const std::string& body) {
   else return std::nullopt;
   // The id is reclaim/<home cluster>/<preemptor uid>/<cycle id>.
   if (auto slash = r.id.rfind('/'); slash != std::string::npos) r.cycleId = r.id.substr(slash + 1);
+  if (auto c = stringField(j, "cycle_id"); !c.empty()) r.cycleId = c;
   if (auto p = j.find("preemptor"); p != j.end()) r.preemptor = workloadFromJson(*p);
   if (r.preemptor.clusterQueue.empty()) r.preemptor.clusterQueue = stringField(j, "cluster_queue");
   r.reason = stringField(j, "reason");
@@ -198,6 +199,7 @@ std::optional<engine::ReclaimRecord> reclaimFromJson(const std::string& body) {
       victim.gpus = integerField(v, "gpus");
       victim.workSince = timeField(v, "work_since");
       victim.interruptedGpuSeconds = numberField(v, "interrupted_gpu_seconds").value_or(0.0);
+      victim.cycleId = stringField(v, "cycle_id");
       r.victims.push_back(std::move(victim));
     }
   }

@@ -110,11 +110,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   };
 
   // --- KubeObserver ----------------------------------------------------------------------
-  void onEvent(std::string_view cluster, std::string_view resource, model::EventType type,
-               bool synthetic) override {
-    static constexpr const char* kNames[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
-    (void)synthetic;
-    self.watchEvent(cluster, resource, kNames[static_cast<size_t>(type)]);
+  // firstwork_watch_events_total counts what came over the watch, bookmarks and ERRORs included;
+  // objects from LIST pages are not watch events.
+  void onWatchEvent(std::string_view cluster, std::string_view resource,
+                    model::EventType type) override {
+    self.watchEvent(cluster, resource, kube::watchEventTypeName(type));
   }
   void onRestart(std::string_view cluster, std::string_view resource,
                  kube::RestartReason reason) override {
@@ -159,6 +159,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   }
 
   // --- EventSink -------------------------------------------------------------------------
+  using kube::KubeObserver::onEvent;  // the observer's per-event hook stays the default no-op
   void onEvent(const kube::ObjectEvent& e) override {
     engine.onObject(e.cluster, e.type, *e.object, e.observedAt);
     scheduleFlush();

@@ -50,6 +50,7 @@ json reclaimObject(const engine::ReclaimRecord& c, const log::Redactor& r) {
   json victims = json::array();
   for (const auto& v : c.victims)
     victims.push_back(json{{"workload", workloadJson(v.workload, r)},
+                           {"cycle_id", v.cycleId},
                            {"cluster", v.cluster},
                            {"reason", v.reason},
                            {"evicted_at", formatRfc3339(v.evictedAt)},
@@ -59,6 +60,7 @@ json reclaimObject(const engine::ReclaimRecord& c, const log::Redactor& r) {
   return json{
       {"id", c.id},
       {"preemptor", workloadJson(c.preemptor, r)},
+      {"cycle_id", c.cycleId},
       {"cluster", c.cluster},
       {"cluster_queue", c.preemptor.clusterQueue},
       {"reason", c.reason},

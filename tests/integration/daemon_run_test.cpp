@@ -126,6 +126,40 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
   get(base, "/healthz", &status);
   CHECK(status == 200);
 
+  // /metrics is valid exposition text: promtool (Debian's prometheus package) checks it.
+  {
+    auto file = dir.write("metrics.txt", metrics);
+    Subprocess promtool({"/bin/sh", "-c", "/usr/bin/promtool check metrics < " + file},
+                        (dir.path / "promtool.log").string());
+    auto code = promtool.wait(30s);
+    INFO(promtool.output());
+    CHECK(code == std::optional<int>(0));
+  }
+
+  // The JSON API: every endpoint answers, bad parameters are a 400 that names them, unknown
+  // paths a 404 (docs/api.md).
+  for (const char* path : {"/api/v1/incidents", "/api/v1/reclaims", "/api/v1/workloads",
+                           "/api/v1/duplicates", "/api/v1/pools",
+                           "/api/v1/workloads?cluster=management&cluster_queue=q&since="
+                           "2026-01-01T00:00:00Z&limit=10"}) {
+    INFO(path);
+    auto body = get(base, path, &status);
+    CHECK(status == 200);
+    CHECK(body.find("\"items\":[") != std::string::npos);
+    CHECK(body.find("\"count\":0") != std::string::npos);
+  }
+  auto bad = get(base, "/api/v1/incidents?since=yesterday", &status);
+  CHECK(status == 400);
+  CHECK(bad.find("since") != std::string::npos);
+  bad = get(base, "/api/v1/pools?cluster_queue=q", &status);
+  CHECK(status == 400);
+  CHECK(bad.find("unknown query parameter \\\"cluster_queue\\\"") != std::string::npos);
+  bad = get(base, "/api/v1/workloads?limit=0", &status);
+  CHECK(status == 400);
+  CHECK(bad.find("limit") != std::string::npos);
+  get(base, "/api/v1/nothing-here", &status);
+  CHECK(status == 404);
+
   // The worker goes away: its watches turn to 0, the management's stay up.
   worker.stop();
   CHECK(eventually([&] { return allWatches(get(base, "/metrics"), "worker-1", kWorkerResources, 0); },
