@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "firstwork/metrics/self_metrics.hpp"
-#include "test_clock.hpp"
+#include "fakes/manual_clock.hpp"
 
 using namespace firstwork;
 using namespace firstwork::http;

@@ -8,7 +8,7 @@
 #include <deque>
 #include <thread>
 
-#include "test_clock.hpp"
+#include "fakes/manual_clock.hpp"
 
 using namespace firstwork;
 using namespace firstwork::http;

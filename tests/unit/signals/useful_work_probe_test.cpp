@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "firstwork/metrics/self_metrics.hpp"
-#include "test_clock.hpp"
+#include "fakes/manual_clock.hpp"
 
 extern char** environ;
 
