@@ -366,6 +366,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
         log.warn("TLS verification is off for this cluster", {{"cluster", cc.name}});
       }
       self.insecureTls(cc.name, rest->insecureSkipTlsVerify);
+      if (cc.role != config::ClusterRole::Management) engineMetrics.initCluster(cc.name);
       Cluster c;
       c.config = cc;
       c.client = std::make_unique<kube::KubeClient>(io, clock, cc.name, std::move(*rest), kopts,

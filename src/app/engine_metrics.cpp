@@ -226,6 +226,14 @@ void EngineMetrics::reclaimClosed(std::string_view clusterQueue, std::string_vie
       .Increment();
 }
 
+void EngineMetrics::initCluster(std::string_view cluster) {
+  std::string c(cluster);
+  for (const char* outcome : {"recovered", "failed"})
+    s_->recoveries.Add({{"cluster", c}, {"outcome", outcome}});
+  s_->recoveryStranded.Add({{"cluster", c}});
+  s_->duplicatesTotal.Add({{"cluster", c}});
+}
+
 void EngineMetrics::duplicateExecution(std::string_view cluster) {
   s_->duplicatesTotal.Add({{"cluster", std::string(cluster)}}).Increment();
 }

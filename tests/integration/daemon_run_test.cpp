@@ -123,6 +123,12 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
   CHECK(allWatches(metrics, "management", kManagementResources, 1));
   CHECK(allWatches(metrics, "worker-1", kWorkerResources, 1));
   CHECK(metrics.find("firstwork_build_info{") != std::string::npos);
+  // Per-worker counters exist at 0 before the first incident, so increase() sees it.
+  CHECK(metrics.find("firstwork_recoveries_total{cluster=\"worker-1\",outcome=\"failed\"} 0") !=
+        std::string::npos);
+  CHECK(metrics.find("firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\"} 0") !=
+        std::string::npos);
+  CHECK(metrics.find("firstwork_recoveries_total{cluster=\"management\"") == std::string::npos);
   get(base, "/healthz", &status);
   CHECK(status == 200);
 

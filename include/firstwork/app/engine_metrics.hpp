@@ -48,6 +48,11 @@ class EngineMetrics {
   /// A duplicate execution was detected (committed for the first time).
   void duplicateExecution(std::string_view cluster);
 
+  /// Creates the per-cluster counters at 0 for a watched worker or standalone cluster, so the
+  /// first incident, reclaim or duplicate shows up in rate()/increase() (a series that appears
+  /// with value 1 has no increase to Prometheus).
+  void initCluster(std::string_view cluster);
+
   /// Gauges and live counters from the engine's and the inventory's snapshots.
   void apply(const engine::Snapshot& engine, const inventory::InventorySnapshot& inventory);
 
