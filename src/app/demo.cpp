@@ -363,6 +363,18 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
     }
     scenarios.push_back(std::move(*sc));
   }
+  // The headline drills first (design §5's worked examples), so a new user sees recoveries and
+  // reclaims within the first minute; the rest follow in name order.
+  static const std::vector<std::string> kFirst{"reconnection-baseline", "reconnection-improved",
+                                               "reclaim", "reclaim-improved"};
+  auto rank = [](const std::string& name) {
+    auto it = std::find(kFirst.begin(), kFirst.end(), name);
+    return static_cast<size_t>(it - kFirst.begin());
+  };
+  std::stable_sort(scenarios.begin(), scenarios.end(),
+                   [&](const scenario::Scenario& a, const scenario::Scenario& b) {
+                     return rank(a.name) < rank(b.name);
+                   });
   if (scenarios.empty()) {
     err << "demo: unknown scenario \"" << args.scenario << "\"; available: "
         << fmt::format("{}", fmt::join(names, ", ")) << "\n";

@@ -228,3 +228,39 @@ TEST_CASE("firstworkd --version and --help answer without a config", "[integrati
   Subprocess bad({FIRSTWORKD_PATH, "run", "--bogus"}, (dir.path / "b.log").string());
   CHECK(bad.wait(30s) == std::optional<int>(2));
 }
+
+TEST_CASE("firstworkd demo, as the README runs it, shows stranded GPU-seconds rising as drills "
+          "complete",
+          "[integration][demo]") {
+  TempDir dir;
+  // The README's run command is `scripts/demo.sh`, which builds and then execs `firstworkd demo`
+  // with its arguments; here at 120x so the first two drills complete within seconds.
+  Subprocess demo({FIRSTWORKD_PATH, "demo", "--speed", "120", "--listen", "127.0.0.1:0"},
+                  (dir.path / "demo.log").string());
+  std::string base;
+  eventually(
+      [&] {
+        std::smatch m;
+        auto out = demo.output();
+        static const std::regex re("metrics: +(http://127\\.0\\.0\\.1:[0-9]+)/metrics");
+        if (std::regex_search(out, m, re)) base = m[1];
+        return !base.empty() || !demo.running();
+      },
+      30s);
+  INFO(demo.output());
+  REQUIRE(!base.empty());
+  auto stranded = [&] {
+    auto text = get(base, "/metrics");
+    static const std::regex re(
+        "firstwork_recovery_stranded_gpu_seconds_total\\{cluster=\"worker-1\"\\} ([0-9.e+]+)");
+    std::smatch m;
+    return std::regex_search(text, m, re) ? std::stod(m[1]) : -1.0;
+  };
+  // The headline drills play first: the baseline reconnection (320 GPU-min = 19,200 GPU-s), then
+  // the improved one (128 GPU-min = 7,680 GPU-s): 19,200, then 26,880.
+  CHECK(eventually([&] { return stranded() == 0; }, 20s));
+  CHECK(eventually([&] { return stranded() == 19200; }, 90s));
+  CHECK(eventually([&] { return stranded() == 26880; }, 90s));
+  demo.signal(SIGINT);
+  CHECK(demo.wait(30s) == std::optional<int>(0));
+}
