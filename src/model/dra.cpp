@@ -192,22 +192,7 @@ bool readAttributes(Ctx& c, od::value& v, std::vector<DeviceAttribute>& dst) {
 }
 
 bool readTaints(Ctx& c, od::value& v, std::vector<DeviceTaint>& dst) {
-  dst.clear();
-  bool ok = forElements(c, v, [&](size_t, od::value& e) {
-    DeviceTaint t;
-    bool ok2 = forFields(c, e, [&](std::string_view k, od::value& x) {
-      if (k == "key") return readIdent(c, x, t.key);
-      if (k == "value") return readIdent(c, x, t.value);
-      if (k == "effect") return readIdent(c, x, t.effect);
-      return true;
-    });
-    if (!ok2) return false;
-    if (dst.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
-    dst.push_back(std::move(t));
-    return true;
-  });
-  shrink(dst);
-  return ok;
+  return readTaintList(c, v, dst, kMaxEntries);
 }
 
 /// True when `v` is a non-empty array (consumesCounters, sharedCounters).

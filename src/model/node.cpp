@@ -9,22 +9,7 @@ namespace {
 constexpr size_t kMaxNodeTaints = 128;
 
 bool readNodeTaints(Ctx& c, od::value& v, std::vector<NodeTaint>& dst) {
-  dst.clear();
-  bool ok = forElements(c, v, [&](size_t, od::value& e) {
-    NodeTaint t;
-    bool ok2 = forFields(c, e, [&](std::string_view k, od::value& x) {
-      if (k == "key") return readIdent(c, x, t.key);
-      if (k == "value") return readIdent(c, x, t.value);
-      if (k == "effect") return readIdent(c, x, t.effect);
-      return true;
-    });
-    if (!ok2) return false;
-    if (dst.size() >= kMaxNodeTaints) return tooMany(c, kMaxNodeTaints);
-    dst.push_back(std::move(t));
-    return true;
-  });
-  shrink(dst);
-  return ok;
+  return readTaintList(c, v, dst, kMaxNodeTaints);
 }
 
 }  // namespace

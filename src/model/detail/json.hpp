@@ -205,4 +205,26 @@ void shrink(std::vector<T>& v) {
   if (v.capacity() > v.size()) v.shrink_to_fit();
 }
 
+/// A list of `{key, value, effect}` taints (Node spec.taints, ResourceSlice device taints): both
+/// shapes carry the same three fields; at most `max` are kept, more is an error.
+template <typename Taint>
+bool readTaintList(Ctx& c, od::value& v, std::vector<Taint>& dst, size_t max) {
+  dst.clear();
+  bool ok = forElements(c, v, [&](size_t, od::value& e) {
+    Taint t;
+    bool ok2 = forFields(c, e, [&](std::string_view k, od::value& x) {
+      if (k == "key") return readIdent(c, x, t.key);
+      if (k == "value") return readIdent(c, x, t.value);
+      if (k == "effect") return readIdent(c, x, t.effect);
+      return true;
+    });
+    if (!ok2) return false;
+    if (dst.size() >= max) return tooMany(c, max);
+    dst.push_back(std::move(t));
+    return true;
+  });
+  shrink(dst);
+  return ok;
+}
+
 }  // namespace firstwork::model::detail
