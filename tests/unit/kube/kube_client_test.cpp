@@ -16,6 +16,7 @@
 
 #include "firstwork/core/clock.hpp"
 #include "firstwork/sim/api_server.hpp"
+#include "converge.hpp"
 #include "kube_test_util.hpp"
 #include "recording.hpp"
 
@@ -26,53 +27,13 @@ using firstwork::testing::RecordingObserver;
 using firstwork::testing::RecordingSink;
 using firstwork::testing::runUntil;
 using firstwork::testing::TempDir;
-using UidRv = std::map<std::string, std::string>;
+using firstwork::testing::fastOptions;
+using firstwork::testing::podJson;
+using firstwork::testing::serverSet;
+using firstwork::testing::storeSet;
+using firstwork::testing::UidRv;
 
 namespace {
-
-std::string podJson(const std::string& name, int generation) {
-  nlohmann::json j = {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "team-a"},
-        {"labels", {{"app", "trainer"}}},
-        {"annotations", {{"firstwork.dev/generation", std::to_string(generation)}}}}},
-      {"spec", {{"nodeName", "node-1"}, {"containers", {{{"name", "main"}, {"image", "x"}}}}}},
-      {"status", {{"phase", "Running"}}}};
-  return j.dump();
-}
-
-UidRv serverSet(const sim::ApiServer& server, const std::string& resource) {
-  UidRv out;
-  for (const auto& o : server.objects(resource)) {
-    auto j = nlohmann::json::parse(o);
-    out[j["metadata"]["uid"].get<std::string>()] =
-        j["metadata"]["resourceVersion"].get<std::string>();
-  }
-  return out;
-}
-
-UidRv storeSet(const Reflector& r) {
-  UidRv out;
-  r.forEach([&](const model::Object& o) {
-    const auto& m = model::metaOf(o);
-    out[m.uid] = m.resourceVersion;
-  });
-  return out;
-}
-
-KubeClientOptions fastOptions() {
-  KubeClientOptions o;
-  o.reflector.backoff.initial = 20ms;
-  o.reflector.backoff.max = 200ms;
-  o.reflector.stallTimeout = 700ms;  // the server sends a bookmark every 100 ms
-  o.reflector.seed = 7;
-  o.transport.connectTimeout = 2000ms;
-  o.transport.requestTimeout = 20000ms;
-  return o;
-}
 
 sim::ApiServerOptions serverOptions(bool tls) {
   sim::ApiServerOptions o;
