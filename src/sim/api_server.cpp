@@ -342,16 +342,16 @@ bool startsWith(const std::string& s, const std::string& prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// Shuts down every accepted connection on 127.0.0.1:<port> in this process. httplib 0.11.4
-// has no hook to reach accepted sockets, and without this an idle keep-alive connection keeps
-// a worker (and the old server instance) alive for the keep-alive timeout after stop().
-// shutdown() only makes blocked reads/writes return; httplib still closes its own fds.
-// Each candidate is dup()ed first so the checks and the shutdown act on one socket even if
-// httplib closes the number and it gets reused meanwhile.
-void shutdownAcceptedConnections(int port) {
+// Walks this process's sockets accepted on 127.0.0.1:<port> (those with a peer; the listener
+// has none). Each is pinned with dup() first so a number httplib closes and reuses meanwhile is
+// never touched. fn(pinned, peerPort) returns true to keep that dup and stop (it is returned),
+// false to have it closed and go on; -1 when none was kept.
+template <typename Fn>
+int scanAcceptedSockets(int port, Fn&& fn) {
   DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return;
+  if (dir == nullptr) return -1;
   const int self = dirfd(dir);
+  int kept = -1;
   while (dirent* e = readdir(dir)) {
     char* end = nullptr;
     const long fdLong = std::strtol(e->d_name, &end, 10);
@@ -371,49 +371,34 @@ void shutdownAcceptedConnections(int port) {
         local.ss_family == AF_INET &&
         ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port) == port &&
         reinterpret_cast<const sockaddr_in*>(&local)->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
-        // the listener has no peer
-        getpeername(pinned, reinterpret_cast<sockaddr*>(&peer), &peerLen) == 0;
-    if (ours) ::shutdown(pinned, SHUT_RDWR);
-    ::close(pinned);
-  }
-  closedir(dir);
-}
-
-// A dup() of this process's accepted socket 127.0.0.1:<port> <- 127.0.0.1:<remotePort>, or -1.
-// The 4-tuple is unique, so this is the connection a request arrived on.
-int pinConnection(int port, int remotePort) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
-  const int self = dirfd(dir);
-  int found = -1;
-  while (dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    const long fdLong = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0') continue;
-    const int fd = static_cast<int>(fdLong);
-    if (fd == self) continue;
-    const int pinned = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (pinned < 0) continue;
-    struct stat st {};
-    sockaddr_storage local{};
-    sockaddr_storage peer{};
-    socklen_t localLen = sizeof(local);
-    socklen_t peerLen = sizeof(peer);
-    const bool match = fstat(pinned, &st) == 0 && S_ISSOCK(st.st_mode) &&
-                       getsockname(pinned, reinterpret_cast<sockaddr*>(&local), &localLen) == 0 &&
-                       local.ss_family == AF_INET &&
-                       ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port) == port &&
-                       getpeername(pinned, reinterpret_cast<sockaddr*>(&peer), &peerLen) == 0 &&
-                       peer.ss_family == AF_INET &&
-                       ntohs(reinterpret_cast<const sockaddr_in*>(&peer)->sin_port) == remotePort;
-    if (match) {
-      found = pinned;
+        getpeername(pinned, reinterpret_cast<sockaddr*>(&peer), &peerLen) == 0 &&
+        peer.ss_family == AF_INET;
+    if (ours && fn(pinned, static_cast<int>(
+                               ntohs(reinterpret_cast<const sockaddr_in*>(&peer)->sin_port)))) {
+      kept = pinned;
       break;
     }
     ::close(pinned);
   }
   closedir(dir);
-  return found;
+  return kept;
+}
+
+// Shuts down every accepted connection on 127.0.0.1:<port> in this process. httplib 0.11.4
+// has no hook to reach accepted sockets, and without this an idle keep-alive connection keeps
+// a worker (and the old server instance) alive for the keep-alive timeout after stop().
+// shutdown() only makes blocked reads/writes return; httplib still closes its own fds.
+void shutdownAcceptedConnections(int port) {
+  scanAcceptedSockets(port, [](int pinned, int) {
+    ::shutdown(pinned, SHUT_RDWR);
+    return false;
+  });
+}
+
+// A dup() of this process's accepted socket 127.0.0.1:<port> <- 127.0.0.1:<remotePort>, or -1.
+// The 4-tuple is unique, so this is the connection a request arrived on.
+int pinConnection(int port, int remotePort) {
+  return scanAcceptedSockets(port, [&](int, int peerPort) { return peerPort == remotePort; });
 }
 
 // True once the client has closed its side (FIN or reset). Data it sends (a pipelined request,
