@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "firstwork/app/records.hpp"
+#include "firstwork/records/records.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
 #include "firstwork/inventory/pool_tracker.hpp"
@@ -17,6 +17,11 @@
 
 namespace firstwork::app {
 namespace {
+
+using records::kDuplicateKind;
+using records::kIncidentKind;
+using records::kMilestoneKind;
+using records::kReclaimKind;
 
 using nlohmann::json;
 
@@ -85,126 +90,7 @@ http::ApiHandler storeList(const ApiContext& ctx, const char* kind,
   };
 }
 
-std::optional<SystemTime> timeField(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return std::nullopt;
-  auto t = parseRfc3339(it->get<std::string>());
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
-
 }  // namespace
-
-std::optional<engine::IncidentRecord> incidentFromJson(const std::string& body) {
-  auto j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  engine::IncidentRecord i;
-  i.id = j.value("id", "");
-  i.cluster = j.value("cluster", "");
-  if (i.id.empty() || i.cluster.empty()) return std::nullopt;
-  i.source = j.value("source", "") == "probe" ? engine::IncidentSource::Probe
-                                               : engine::IncidentSource::MultiKueue;
-  auto outcome = j.value("outcome", "");
-  i.outcome = outcome == "open"         ? engine::IncidentOutcome::Open
-              : outcome == "recovering" ? engine::IncidentOutcome::Recovering
-              : outcome == "recovered"  ? engine::IncidentOutcome::Recovered
-                                        : engine::IncidentOutcome::Failed;
-  i.disconnectedAt = timeField(j, "disconnected_at");
-  i.reconnectedAt = timeField(j, "reconnected_at");
-  i.disconnectReason = j.value("disconnect_reason", "");
-  i.usableGpus = j.value("usable_gpus", int64_t{0});
-  i.demandGpus = j.value("demand_gpus", int64_t{0});
-  i.firstDispatchedAt = timeField(j, "first_dispatched_at");
-  i.firstRunningAt = timeField(j, "first_running_at");
-  i.firstWorkAt = timeField(j, "first_work_at");
-  i.lastProductiveAt = timeField(j, "last_productive_at");
-  i.recoveredAt = timeField(j, "recovered_at");
-  i.closedAt = timeField(j, "closed_at");
-  i.strandedGpuSeconds = j.value("stranded_gpu_seconds", 0.0);
-  i.recoverySeconds = j.value("recovery_seconds", 0.0);
-  i.disconnectedSeconds = j.value("disconnected_seconds", 0.0);
-  i.excludedWorkloads = j.value("excluded_workloads", 0);
-  i.failureReason = j.value("failure_reason", "");
-  if (auto t = timeField(j, "observed_at")) i.observedAt = *t;
-  return i;
-}
-
-namespace {
-
-// Typed reads that never throw: a field of the wrong type reads as absent.
-std::string stringField(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-std::optional<double> numberField(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-int64_t integerField(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return 0;
-  return it->is_number_integer() ? it->get<int64_t>() : static_cast<int64_t>(it->get<double>());
-}
-engine::WorkloadRef workloadFromJson(const json& j) {
-  engine::WorkloadRef w;
-  if (!j.is_object()) return w;
-  w.cluster = stringField(j, "cluster");
-  w.namespace_ = stringField(j, "namespace");
-  w.name = stringField(j, "name");
-  w.uid = stringField(j, "uid");
-  w.clusterQueue = stringField(j, "cluster_queue");
-  w.localQueue = stringField(j, "local_queue");
-  return w;
-}
-
-}  // namespace
-
-std::optional<engine::ReclaimRecord> reclaimFromJson(const std::string& body) {
-  auto j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  engine::ReclaimRecord r;
-  r.id = stringField(j, "id");
-  r.cluster = stringField(j, "cluster");
-  auto started = timeField(j, "started_at");
-  if (r.id.empty() || r.cluster.empty() || !started) return std::nullopt;
-  r.startedAt = *started;
-  const std::string outcome = stringField(j, "outcome");
-  if (outcome == "pending") r.outcome = engine::ReclaimOutcome::Pending;
-  else if (outcome == "completed") r.outcome = engine::ReclaimOutcome::Completed;
-  else if (outcome == "failed") r.outcome = engine::ReclaimOutcome::Failed;
-  else return std::nullopt;
-  // The id is reclaim/<home cluster>/<preemptor uid>/<cycle id>.
-  if (auto slash = r.id.rfind('/'); slash != std::string::npos) r.cycleId = r.id.substr(slash + 1);
-  if (auto c = stringField(j, "cycle_id"); !c.empty()) r.cycleId = c;
-  if (auto p = j.find("preemptor"); p != j.end()) r.preemptor = workloadFromJson(*p);
-  if (r.preemptor.clusterQueue.empty()) r.preemptor.clusterQueue = stringField(j, "cluster_queue");
-  r.reason = stringField(j, "reason");
-  r.queuedAt = timeField(j, "queued_at");
-  r.firstWorkAt = timeField(j, "first_work_at");
-  r.reclaimToFirstWorkSeconds = numberField(j, "reclaim_to_first_work_seconds");
-  r.interruptedGpuSeconds = numberField(j, "interrupted_gpu_seconds").value_or(0.0);
-  if (auto t = timeField(j, "observed_at")) r.observedAt = *t;
-  if (auto vs = j.find("victims"); vs != j.end() && vs->is_array()) {
-    for (const auto& v : *vs) {
-      if (!v.is_object()) continue;
-      auto evicted = timeField(v, "evicted_at");
-      if (!evicted) continue;
-      engine::ReclaimVictim victim;
-      if (auto w = v.find("workload"); w != v.end()) victim.workload = workloadFromJson(*w);
-      if (victim.workload.uid.empty()) continue;  // cannot be matched to its workload again
-      victim.cluster = stringField(v, "cluster");
-      victim.reason = stringField(v, "reason");
-      victim.evictedAt = *evicted;
-      victim.gpus = integerField(v, "gpus");
-      victim.workSince = timeField(v, "work_since");
-      victim.interruptedGpuSeconds = numberField(v, "interrupted_gpu_seconds").value_or(0.0);
-      victim.cycleId = stringField(v, "cycle_id");
-      r.victims.push_back(std::move(victim));
-    }
-  }
-  return r;
-}
 
 void registerApiRoutes(http::HttpServer& server, ApiContext ctx) {
   server.addApiRoute("incidents", storeList(ctx, kIncidentKind, {"cluster", "since", "until",

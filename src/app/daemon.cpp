@@ -17,7 +17,6 @@
 #include <thread>
 
 #include "firstwork/app/api.hpp"
-#include "firstwork/app/records.hpp"
 #include "firstwork/config/cli.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
 #include "firstwork/http/http_server.hpp"
@@ -28,11 +27,14 @@
 #include "firstwork/log/redact.hpp"
 #include "firstwork/app/engine_metrics.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
+#include "firstwork/records/records.hpp"
 #include "firstwork/signals/useful_work_probe.hpp"
 #include "firstwork/store/store.hpp"
 
 namespace firstwork::app {
 namespace {
+
+using records::PendingRecord;
 
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -223,10 +225,22 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     std::erase_if(durable.observations, [](const engine::Observation& o) {
       return o.histogram == engine::HistogramKind::ObservationLag;
     });
-    for (auto& p : toRecords(durable, redactor)) pending.push_back(std::move(p));
+    for (auto& p : records::toRecords(durable, redactor)) pending.push_back(std::move(p));
+    // GPU-seconds by state become durable once a minute (and at shutdown) for the report.
+    std::optional<engine::Snapshot> snap;
+    if (tick || stopping) {
+      snap = engine.snapshot();
+      if (gpuSeconds) {
+        if (auto rec = gpuSeconds->onSnapshot(*snap, now, stopping)) {
+          PendingRecord p;
+          p.record = std::move(*rec);
+          pending.push_back(std::move(p));
+        }
+      }
+    }
     commitPending();
     if (tick) {
-      engineMetrics.apply(engine.snapshot(), engine.inventory().snapshot());
+      engineMetrics.apply(*snap, engine.inventory().snapshot());
       updateReadiness();
       pruneIfDue(now);
     }
@@ -315,20 +329,20 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (!s.ok()) return Error{s.error()};
     store = std::move(*s);
     // Incidents that were still open when the daemon stopped go on being measured.
-    auto open = store->query({kIncidentKind, "", "", {}, {}, 100000});
+    auto open = store->query({records::kIncidentKind, "", "", {}, {}, 100000});
     if (!open.ok()) return Error{open.error()};
     for (const auto& r : *open) {
-      auto inc = incidentFromJson(r.body);
+      auto inc = records::incidentFromJson(r.body);
       if (inc && (inc->outcome == engine::IncidentOutcome::Open ||
                   inc->outcome == engine::IncidentOutcome::Recovering))
         engine.restoreIncident(*inc);
     }
     // Reclaims still pending go on to complete or fail, and keep their victims' lost work: the
     // victims' interrupted pods are usually gone by the relist, so it cannot be derived again.
-    auto reclaims = store->query({kReclaimKind, "", "", {}, {}, 100000});
+    auto reclaims = store->query({records::kReclaimKind, "", "", {}, {}, 100000});
     if (!reclaims.ok()) return Error{reclaims.error()};
     for (const auto& r : *reclaims) {
-      auto rec = reclaimFromJson(r.body);
+      auto rec = records::reclaimFromJson(r.body);
       if (rec && rec->outcome == engine::ReclaimOutcome::Pending) engine.restoreReclaim(*rec);
     }
     return Ok{};
@@ -395,6 +409,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::thread loop;
   engine::MilestoneEngine engine;
   store::StorePtr store;
+  std::optional<records::GpuSecondsRecorder> gpuSeconds;
   std::deque<PendingRecord> pending;
   bool storeFailing = false;
   MonotonicTime lastPrune{};
@@ -419,6 +434,7 @@ Status Daemon::start() {
   log::adoptTextLogger("kube");
   log::adoptTextLogger("firstwork", true);
   if (auto s = d.openStore(); !s) return s;
+  d.gpuSeconds.emplace(d.clock.systemNow());
   for (const auto& cc : cfg.clusters)
     if (config::shardOwnsCluster(cfg.shard, cc))
       d.engine.onConnection(cc.name, false, d.clock.systemNow(), d.clock.systemNow());

@@ -423,6 +423,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     r.proxy = slot->proxy;
     r.reason = slot->reason;
     r.preemptorUid = slot->preemptorUid;
+    for (const auto& need : lw.devices) r.gpus += need.count;
     if ((k == Milestone::Reserved && !lw.multikueue) || k == Milestone::Dispatched) {
       r.withoutCapacity = cy.withoutCapacity;
     }

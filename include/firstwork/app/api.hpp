@@ -32,14 +32,4 @@ struct ApiContext {
 /// duplicates), `since` and `until` (RFC 3339), `limit`. Unknown or malformed parameters: 400.
 void registerApiRoutes(http::HttpServer& server, ApiContext context);
 
-/// Parses an incident body written by incidentJson() (restoring open incidents at start).
-std::optional<engine::IncidentRecord> incidentFromJson(const std::string& body);
-
-/// Parses a reclaim body written by reclaimJson() (restoring pending reclaims at start). Workload
-/// namespaces/names come back as stored (possibly redacted hashes); the preemptor's cycle id is
-/// the id's last segment; victims' cycle ids are not stored and stay empty (the engine finds a
-/// restored victim's cycle by its eviction time). nullopt for a body without id, cluster,
-/// started_at or a known outcome; a malformed victim is skipped.
-std::optional<engine::ReclaimRecord> reclaimFromJson(const std::string& body);
-
 }  // namespace firstwork::app

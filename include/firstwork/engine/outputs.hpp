@@ -133,6 +133,9 @@ struct MilestoneRecord {
   /// reserved (standalone) / dispatched (MultiKueue): usable free devices at that event time were
   /// fewer than requested (design §5).
   bool withoutCapacity = false;
+  /// Devices of all classes the workload wants (its podsets' total) when the milestone was
+  /// emitted; 0 while unknown (e.g. an unresolved claim template).
+  int64_t gpus = 0;
 };
 
 enum class IncidentSource : uint8_t { MultiKueue, Probe };

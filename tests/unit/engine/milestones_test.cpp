@@ -87,6 +87,9 @@ TEST_CASE("Milestones carry the objects' own event times and the observation tim
   CHECK(fw->observedAt == at(301s));
   CHECK(fw->signal == "annotation");
   CHECK_FALSE(fw->proxy);
+  // Devices the workload wants: one podset of 2 pods × 1 GPU = 2 (the report's recovery curves).
+  CHECK(fw->gpus == 2);
+  CHECK(reserved->gpus == 2);
   CHECK_FALSE(h.milestone("wl-1", Milestone::Dispatched));  // standalone: no dispatch
 
   // Stage latencies from event times (seconds):

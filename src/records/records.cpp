@@ -1,11 +1,11 @@
-#include "firstwork/app/records.hpp"
+#include "firstwork/records/records.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/log/redact.hpp"
 
-namespace firstwork::app {
+namespace firstwork::records {
 namespace {
 
 using nlohmann::json;
@@ -102,7 +102,8 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
               {"proxy", m.proxy},
               {"reason", m.reason},
               {"preemptor_uid", m.preemptorUid},
-              {"without_capacity", m.withoutCapacity}};
+              {"without_capacity", m.withoutCapacity},
+              {"gpus", m.gpus}};
     p.record = store::Record{kMilestoneKind, m.key, m.workload.cluster, m.workload.clusterQueue,
                              m.eventTime, body.dump(), store::WriteMode::InsertOnce};
     recs.push_back(std::move(p));
@@ -184,4 +185,4 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
   return recs;
 }
 
-}  // namespace firstwork::app
+}  // namespace firstwork::records

@@ -1,0 +1,237 @@
+#include <catch2/catch.hpp>
+
+#include "firstwork/records/records.hpp"
+#include "firstwork/core/rfc3339.hpp"
+#include "firstwork/log/redact.hpp"
+
+using namespace firstwork;
+using namespace firstwork::engine;
+
+namespace {
+
+SystemTime t(const char* s) { return *parseRfc3339(s); }
+
+ReclaimRecord pendingReclaim() {
+  ReclaimRecord r;
+  r.id = "reclaim/c1/a-new-1/1777627200000";
+  r.cycleId = "1777627200000";
+  r.cluster = "c1";
+  r.reason = "InCohortReclamation";
+  r.outcome = ReclaimOutcome::Pending;
+  r.preemptor = {"c1", "team-a", "job-new-1", "a-new-1", "cq-a", "lq-a"};
+  r.queuedAt = t("2026-05-01T09:20:00Z");
+  r.startedAt = t("2026-05-01T09:20:30Z");
+  ReclaimVictim v;
+  v.workload = {"c1", "team-b", "job-b9", "b-run-9", "cq-b", "lq-b"};
+  v.cluster = "c1";
+  v.reason = "InCohortReclamation";
+  v.evictedAt = t("2026-05-01T09:20:30Z");
+  v.gpus = 1;
+  v.workSince = t("2026-05-01T09:10:00Z");
+  v.interruptedGpuSeconds = 630;  // 1 GPU × (09:20:30 − 09:10:00) = 630 s
+  r.victims.push_back(v);
+  ReclaimVictim idle = v;  // evicted before it ever did useful work
+  idle.workload = {"c1", "team-b", "job-b10", "b-run-10", "cq-b", "lq-b"};
+  idle.gpus = 8;
+  idle.workSince.reset();
+  idle.interruptedGpuSeconds = 0;
+  r.victims.push_back(idle);
+  r.interruptedGpuSeconds = 630;
+  r.observedAt = t("2026-05-01T09:20:31.250Z");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("reclaimFromJson reads back what reclaimJson wrote", "[records][reclaim]") {
+  const ReclaimRecord in = pendingReclaim();
+  auto out = records::reclaimFromJson(records::reclaimJson(in, log::Redactor()));
+  REQUIRE(out);
+  CHECK(out->id == in.id);
+  CHECK(out->cycleId == "1777627200000");  // not in the body: the id's last segment
+  CHECK(out->cluster == "c1");
+  CHECK(out->reason == "InCohortReclamation");
+  CHECK(out->outcome == ReclaimOutcome::Pending);
+  CHECK(out->preemptor.cluster == "c1");
+  CHECK(out->preemptor.namespace_ == "team-a");
+  CHECK(out->preemptor.name == "job-new-1");
+  CHECK(out->preemptor.uid == "a-new-1");
+  CHECK(out->preemptor.clusterQueue == "cq-a");
+  CHECK(out->preemptor.localQueue == "lq-a");
+  CHECK(out->queuedAt == in.queuedAt);
+  CHECK(out->startedAt == in.startedAt);
+  CHECK_FALSE(out->firstWorkAt);
+  CHECK_FALSE(out->reclaimToFirstWorkSeconds);
+  CHECK(out->interruptedGpuSeconds == Approx(630));
+  CHECK(out->observedAt == in.observedAt);  // milliseconds kept
+  REQUIRE(out->victims.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& a = in.victims[i];
+    const auto& b = out->victims[i];
+    CHECK(b.workload.uid == a.workload.uid);
+    CHECK(b.workload.name == a.workload.name);
+    CHECK(b.workload.namespace_ == a.workload.namespace_);
+    CHECK(b.workload.cluster == a.workload.cluster);
+    CHECK(b.workload.clusterQueue == a.workload.clusterQueue);
+    CHECK(b.cluster == a.cluster);
+    CHECK(b.reason == a.reason);
+    CHECK(b.evictedAt == a.evictedAt);
+    CHECK(b.gpus == a.gpus);
+    CHECK(b.workSince == a.workSince);
+    CHECK(b.interruptedGpuSeconds == Approx(a.interruptedGpuSeconds));
+    CHECK(b.cycleId.empty());  // not stored
+  }
+}
+
+TEST_CASE("reclaimFromJson: completed records and redacted names come back as stored", "[records][reclaim]") {
+  ReclaimRecord in = pendingReclaim();
+  in.outcome = ReclaimOutcome::Completed;
+  in.firstWorkAt = t("2026-05-01T09:32:00Z");
+  in.reclaimToFirstWorkSeconds = 720;  // 09:32:00 − 09:20:00
+  const log::Redactor redactor(true, "salt");
+  auto out = records::reclaimFromJson(records::reclaimJson(in, redactor));
+  REQUIRE(out);
+  CHECK(out->outcome == ReclaimOutcome::Completed);
+  CHECK(out->firstWorkAt == in.firstWorkAt);
+  REQUIRE(out->reclaimToFirstWorkSeconds);
+  CHECK(*out->reclaimToFirstWorkSeconds == Approx(720));
+  CHECK(out->preemptor.name == redactor.apply("job-new-1"));
+  CHECK(out->preemptor.name != "job-new-1");
+  CHECK(out->victims[0].workload.namespace_ == redactor.apply("team-b"));
+  CHECK(out->victims[0].workload.uid == "b-run-9");  // uids are not redacted
+}
+
+TEST_CASE("reclaimFromJson rejects bodies it cannot restore", "[records][reclaim]") {
+  CHECK_FALSE(records::reclaimFromJson("not json"));
+  CHECK_FALSE(records::reclaimFromJson("[]"));
+  CHECK_FALSE(records::reclaimFromJson(R"({"cluster":"c1","started_at":"2026-05-01T09:20:30Z","outcome":"pending"})"));
+  CHECK_FALSE(records::reclaimFromJson(R"({"id":"reclaim/c1/p/1","cluster":"c1","outcome":"pending"})"));
+  CHECK_FALSE(records::reclaimFromJson(
+      R"({"id":"reclaim/c1/p/1","cluster":"c1","started_at":"2026-05-01T09:20:30Z","outcome":"bogus"})"));
+  // Wrong types read as absent instead of throwing; a victim without uid or eviction is skipped.
+  auto r = records::reclaimFromJson(R"({"id":"reclaim/c1/p/1","cluster":"c1","started_at":"2026-05-01T09:20:30Z",
+      "outcome":"pending","interrupted_gpu_seconds":"x","queued_at":5,
+      "victims":[{"workload":{"uid":"v1"},"evicted_at":"2026-05-01T09:20:30Z","gpus":"8"},
+                 {"workload":{"uid":""},"evicted_at":"2026-05-01T09:20:30Z"},
+                 {"workload":{"uid":"v3"}}, 7]})");
+  REQUIRE(r);
+  CHECK(r->cycleId == "1");
+  CHECK(r->interruptedGpuSeconds == 0);
+  CHECK_FALSE(r->queuedAt);
+  REQUIRE(r->victims.size() == 1);
+  CHECK(r->victims[0].workload.uid == "v1");
+  CHECK(r->victims[0].gpus == 0);
+}
+
+TEST_CASE("incidentFromJson reads back every field incidentJson wrote", "[records][incident]") {
+  IncidentRecord in;
+  in.id = "incident/w1/multikueue/1777626060000";
+  in.cluster = "w1";
+  in.outcome = IncidentOutcome::Failed;
+  in.disconnectedAt = t("2026-05-01T09:01:00Z");
+  in.reconnectedAt = t("2026-05-01T09:06:00Z");
+  in.disconnectReason = "ClientConnectionFailed";
+  in.usableGpus = 32;
+  in.demandGpus = 24;
+  in.firstDispatchedAt = t("2026-05-01T09:06:30Z");
+  in.firstRunningAt = t("2026-05-01T09:08:00Z");
+  in.firstWorkAt = t("2026-05-01T09:14:00Z");
+  in.lastProductiveAt = t("2026-05-01T09:18:00Z");
+  in.closedAt = t("2026-05-01T09:36:00Z");
+  in.strandedGpuSeconds = 19200.5;
+  in.recoverySeconds = 1800;
+  in.disconnectedSeconds = 300;
+  in.excludedWorkloads = 2;
+  in.failureReason = "budget";
+  in.observedAt = t("2026-05-01T09:36:00.500Z");
+  auto out = records::incidentFromJson(records::incidentJson(in));
+  REQUIRE(out);
+  CHECK(out->id == in.id);
+  CHECK(out->cluster == "w1");
+  CHECK(out->source == IncidentSource::MultiKueue);
+  CHECK(out->outcome == IncidentOutcome::Failed);
+  CHECK(out->disconnectedAt == in.disconnectedAt);
+  CHECK(out->reconnectedAt == in.reconnectedAt);
+  CHECK(out->disconnectReason == "ClientConnectionFailed");
+  CHECK(out->usableGpus == 32);
+  CHECK(out->demandGpus == 24);
+  CHECK(out->firstDispatchedAt == in.firstDispatchedAt);
+  CHECK(out->firstRunningAt == in.firstRunningAt);
+  CHECK(out->firstWorkAt == in.firstWorkAt);
+  CHECK(out->lastProductiveAt == in.lastProductiveAt);
+  CHECK_FALSE(out->recoveredAt);
+  CHECK(out->closedAt == in.closedAt);
+  CHECK(out->strandedGpuSeconds == Approx(19200.5));
+  CHECK(out->recoverySeconds == Approx(1800));
+  CHECK(out->disconnectedSeconds == Approx(300));
+  CHECK(out->excludedWorkloads == 2);
+  CHECK(out->failureReason == "budget");
+  CHECK(out->observedAt == in.observedAt);
+
+  CHECK_FALSE(records::incidentFromJson("{}"));
+  CHECK_FALSE(records::incidentFromJson(R"({"id":"x"})"));
+  // Wrong types read as absent, never throw.
+  auto odd = records::incidentFromJson(
+      R"({"id":"x","cluster":"w1","source":"probe","outcome":"recovered","usable_gpus":"32",
+          "stranded_gpu_seconds":"many","reconnected_at":"yesterday"})");
+  REQUIRE(odd);
+  CHECK(odd->source == IncidentSource::Probe);
+  CHECK(odd->usableGpus == 0);
+  CHECK(odd->strandedGpuSeconds == 0);
+  CHECK_FALSE(odd->reconnectedAt);
+}
+
+TEST_CASE("Milestones and observations written by toRecords read back", "[records]") {
+  Outputs out;
+  MilestoneRecord m;
+  m.key = "ms/mgr/uid-1/1777626120000/first_work";
+  m.workload = {"mgr", "research", "job-train-a-0-1a2b3", "uid-1", "train-cq", "research-lq"};
+  m.cycleId = "1777626120000";
+  m.milestone = Milestone::FirstWork;
+  m.eventTime = t("2026-05-01T09:14:00Z");
+  m.observedAt = t("2026-05-01T09:14:01Z");
+  m.executionCluster = "worker-1";
+  m.resource = "pods";
+  m.signal = "annotation";
+  m.gpus = 8;
+  out.milestones.push_back(m);
+  Observation o;
+  o.key = "obs/reconnect_to_first_work/incident/worker-1/multikueue/1/uid-1";
+  o.histogram = HistogramKind::ReconnectToFirstWork;
+  o.cluster = "worker-1";
+  o.seconds = 480;
+  o.eventTime = t("2026-05-01T09:14:00Z");
+  out.observations.push_back(o);
+  auto recs = records::toRecords(out, log::Redactor());
+  REQUIRE(recs.size() == 2);
+
+  CHECK(recs[0].record.kind == records::kMilestoneKind);
+  auto back = records::milestoneFromJson(recs[0].record.body);
+  REQUIRE(back);
+  CHECK(back->workload.uid == "uid-1");
+  CHECK(back->workload.name == "job-train-a-0-1a2b3");
+  CHECK(back->workload.clusterQueue == "train-cq");
+  CHECK(back->cycleId == "1777626120000");
+  CHECK(back->milestone == "first_work");
+  CHECK(back->eventTime == m.eventTime);
+  CHECK(back->executionCluster == "worker-1");
+  CHECK(back->signal == "annotation");
+  CHECK_FALSE(back->proxy);
+  CHECK(back->gpus == 8);
+
+  CHECK(recs[1].record.kind == records::kObservationKind);
+  auto obs = records::observationFromJson(recs[1].record.key, recs[1].record.body);
+  REQUIRE(obs);
+  CHECK(obs->key == o.key);
+  CHECK(obs->histogram == HistogramKind::ReconnectToFirstWork);
+  CHECK(obs->cluster == "worker-1");
+  CHECK(obs->seconds == Approx(480));
+  CHECK(obs->eventTime == o.eventTime);
+
+  CHECK_FALSE(records::milestoneFromJson(R"({"milestone":"queued","event_time":"2026-05-01T09:14:00Z"})"));
+  CHECK_FALSE(records::milestoneFromJson(R"({"workload":{"uid":"u"},"milestone":"queued"})"));
+  CHECK_FALSE(records::observationFromJson("k", R"({"histogram":"firstwork_nope","seconds":1,
+      "event_time":"2026-05-01T09:14:00Z"})"));
+  CHECK_FALSE(records::observationFromJson("k", R"({"histogram":"firstwork_recovery_seconds",
+      "event_time":"2026-05-01T09:14:00Z"})"));
+}
