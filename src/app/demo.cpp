@@ -351,34 +351,42 @@ class LiveSummary {
 int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) {
   log::configure({args.logLevel.value_or(log::Level::Warn), false, ""});
 
-  std::vector<scenario::Scenario> scenarios;
+  // --scenario a,b,c plays those in that order; without it every scenario plays, the headline
+  // drills first (design §5's worked examples), so a new user sees recoveries and reclaims within
+  // the first minute, the rest in name order.
+  std::vector<std::string> wanted;
+  for (size_t pos = 0; !args.scenario.empty() && pos <= args.scenario.size();) {
+    size_t comma = std::min(args.scenario.find(',', pos), args.scenario.size());
+    wanted.push_back(args.scenario.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  if (wanted.empty())
+    wanted = {"reconnection-baseline", "reconnection-improved", "reclaim", "reclaim-improved"};
+  auto embedded = embeddedScenarios();
   std::vector<std::string> names;
-  for (const auto& [name, yaml] : embeddedScenarios()) {
-    names.push_back(name);
-    if (!args.scenario.empty() && args.scenario != name) continue;
-    auto sc = scenario::loadScenarioFromString(yaml, name + ".yaml");
+  for (const auto& [name, yaml] : embedded) names.push_back(name);
+  std::vector<std::string> order;
+  for (const auto& w : wanted) {
+    if (std::find(names.begin(), names.end(), w) == names.end()) {
+      err << "demo: unknown scenario \"" << w << "\"; available: "
+          << fmt::format("{}", fmt::join(names, ", ")) << "\n";
+      return config::kExitUsage;
+    }
+    if (std::find(order.begin(), order.end(), w) == order.end()) order.push_back(w);
+  }
+  if (args.scenario.empty())
+    for (const auto& n : names)
+      if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+  std::vector<scenario::Scenario> scenarios;
+  for (const auto& name : order) {
+    auto it = std::find_if(embedded.begin(), embedded.end(),
+                           [&](const auto& e) { return e.first == name; });
+    auto sc = scenario::loadScenarioFromString(it->second, name + ".yaml");
     if (!sc.ok()) {
       err << "demo: embedded scenario " << name << " does not load:\n" << sc.error() << "\n";
       return config::kExitFailure;
     }
     scenarios.push_back(std::move(*sc));
-  }
-  // The headline drills first (design §5's worked examples), so a new user sees recoveries and
-  // reclaims within the first minute; the rest follow in name order.
-  static const std::vector<std::string> kFirst{"reconnection-baseline", "reconnection-improved",
-                                               "reclaim", "reclaim-improved"};
-  auto rank = [](const std::string& name) {
-    auto it = std::find(kFirst.begin(), kFirst.end(), name);
-    return static_cast<size_t>(it - kFirst.begin());
-  };
-  std::stable_sort(scenarios.begin(), scenarios.end(),
-                   [&](const scenario::Scenario& a, const scenario::Scenario& b) {
-                     return rank(a.name) < rank(b.name);
-                   });
-  if (scenarios.empty()) {
-    err << "demo: unknown scenario \"" << args.scenario << "\"; available: "
-        << fmt::format("{}", fmt::join(names, ", ")) << "\n";
-    return config::kExitUsage;
   }
 
   // One simulated API server per cluster named by any scenario.
@@ -405,7 +413,17 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
   }
   fs::path dir = tmpl;
 
-  ScaledClock clock(args.speed);
+  // With --start the simulated clock begins at a given time and every drill at a fixed offset
+  // from it (a lead before the first, a gap after each: a few real seconds of slack for the
+  // daemon to settle and the estate to be cleared), so event times repeat from run to run.
+  ScaledClock clock = args.start ? ScaledClock(args.speed, *args.start,
+                                               std::chrono::steady_clock::now())
+                                 : ScaledClock(args.speed);
+  const auto slack = std::chrono::ceil<std::chrono::minutes>(
+      std::max<std::chrono::duration<double>>(std::chrono::minutes(2),
+                                              std::chrono::duration<double>(3.0 * args.speed)));
+  std::optional<SystemTime> nextDrill;
+  if (args.start) nextDrill = *args.start + slack;
   ScaledWallClock daemonClock(clock);
   DaemonOptions opts;
   opts.clock = &daemonClock;
@@ -413,7 +431,7 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
   opts.stallTimeout = 30s;
   opts.backoffInitial = 50ms;
   opts.backoffMax = 250ms;
-  opts.config.store.path = (dir / "firstwork.db").string();
+  opts.config.store.path = args.store.value_or((dir / "firstwork.db").string());
   opts.config.server.listen = args.listen.value_or("127.0.0.1:9500");
   for (const auto& [name, c] : clusters) {
     config::ClusterConfig cc;
@@ -466,13 +484,18 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
         out << "== " << sc.name << ": " << sc.description << "\n";
         out.flush();
         auto before = api.metrics();
-        scenario::ScenarioPlayer player(sc, serverMap, clock);
+        scenario::PlayerOptions playerOptions;
+        playerOptions.drillStart = nextDrill;
+        if (nextDrill) *nextDrill += std::chrono::duration_cast<SystemTime::duration>(sc.duration + slack);
+        scenario::ScenarioPlayer player(sc, serverMap, clock, playerOptions);
         if (auto s = player.start(); !s) {
           err << "demo: scenario " << sc.name << ": " << s.error() << "\n";
           ++failures;
           continue;
         }
-        auto realDuration = clock.toReal(sc.duration);
+        auto end = player.drillStart() + std::chrono::duration_cast<SystemTime::duration>(sc.duration);
+        auto realDuration = clock.toReal(std::max<std::chrono::nanoseconds>(
+            std::chrono::nanoseconds(0), end - clock.systemNow()));
         auto deadline = std::chrono::steady_clock::now() + realDuration + 30s;
         while (!stop && !player.waitUntilDone(0ms) && std::chrono::steady_clock::now() < deadline) {
           stop = signalled(200ms);
@@ -502,6 +525,7 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
   }
   for (auto& [name, s] : servers) s->stop();
   fs::remove_all(dir);
+  if (args.store) out << "demo: the store is kept in " << *args.store << "\n";
   return exitCode;
 }
 

@@ -101,27 +101,39 @@ constexpr std::string_view kDemoUsage =
     "Options:\n"
     "  --listen ADDR      address to serve on (default 127.0.0.1:9500)\n"
     "  --speed X          simulated seconds per real second (default 60; > 0)\n"
-    "  --scenario NAME    play only this scenario (default: all in turn)\n"
+    "  --scenario NAMES   play only these scenarios, comma-separated, in that order (default: all)\n"
     "  --once             play once and exit instead of looping\n"
+    "  --store FILE       keep the daemon's store in FILE (default: a temporary file), e.g. for\n"
+    "                     `firstworkd report --store FILE`\n"
+    "  --start T          the simulated clock starts at T (RFC 3339) and the drills follow a\n"
+    "                     fixed schedule, so every event time is the same from run to run\n"
     "  --log-level LEVEL  trace, debug, info, warn, error, off (default info)\n"
     "  -h, --help         show this text\n";
 
 constexpr std::string_view kReportUsage =
     "Usage: firstworkd report --store FILE [options]\n"
     "\n"
-    "Writes the capacity review (incidents, reclaims, latency summaries, GPU-hours).\n"
+    "Writes the capacity review from a store: reconnection incidents with every milestone and\n"
+    "their stranded GPU-minutes, reclaims, per-queue latency summaries, reserved, allocated and\n"
+    "productive GPU-hours, SVG plots, and optionally a before/after comparison.\n"
     "\n"
     "Options:\n"
-    "  --store FILE               the SQLite store written by `run`\n"
-    "  --since T, --until T       period [since, until); default: everything in the store.\n"
-    "                             T is RFC 3339 (2026-05-01T00:00:00Z), a date (2026-05-01,\n"
-    "                             midnight UTC) or a duration back from now (7d, 12h)\n"
+    "  --store FILE               the SQLite store written by `run` (opened read-only)\n"
+    "  --from T, --to T           period [from, to) (synonyms --since, --until); default:\n"
+    "                             everything in the store. T is RFC 3339\n"
+    "                             (2026-05-01T00:00:00Z), a date (2026-05-01, midnight UTC) or a\n"
+    "                             duration back from now (7d, 12h)\n"
+    "  --last D                   the period [now - D, now), e.g. --last 7d\n"
     "  --format F[,F...]          md, csv, json (default md)\n"
-    "  --out DIR                  output directory (default .)\n"
-    "  --baseline FROM..TO        an earlier period to compare against (times as above)\n"
-    "  --ownership-cost X         cost of the GPU estate for the period, for the effective cost\n"
+    "  --output DIR               output directory (synonym --out; default .); the Markdown's\n"
+    "                             SVG plots are written beside it\n"
+    "  --baseline FROM..TO        an earlier period to compare against, drill by drill (times\n"
+    "                             as above)\n"
+    "  --ownership-cost X         what owning one GPU for an hour costs, for the effective cost\n"
     "                             per productive GPU-hour (an allocation, not cash)\n"
-    "  --rate-per-gpu-hour X      value of one allocated GPU-hour\n"
+    "  --rate-per-gpu-hour X      value of one GPU-hour: allocated capacity, and the\n"
+    "                             before/after difference (an allocation, not cash)\n"
+    "  --currency C               printed before amounts (default US$)\n"
     "  -h, --help                 show this text\n";
 
 class CliParser {
@@ -319,6 +331,13 @@ class CliParser {
         stringOpt("scenario", d.scenario),
         {"once", false, [&d](std::string_view, auto&) { d.once = true; }},
         levelOpt(d.logLevel),
+        optionalStringOpt("store", d.store),
+        {"start", true,
+         [&d](std::string_view v, std::vector<std::string>& e) {
+           auto t = parseRfc3339(v);
+           if (t.ok()) d.start = *t;
+           else e.push_back(fmt::format("--start: \"{}\": {}", v, t.error()));
+         }},
     };
     applyOptions(Command::Demo, rest, table, out);
   }
@@ -329,6 +348,18 @@ class CliParser {
         stringOpt("store", r.store),
         timeOpt("since", r.since),
         timeOpt("until", r.until),
+        timeOpt("from", r.since),
+        timeOpt("to", r.until),
+        {"last", true,
+         [this, &r](std::string_view v, std::vector<std::string>& e) {
+           auto d = parseDuration(v);
+           if (!d.ok() || d->count() <= 0) {
+             e.push_back(fmt::format("--last: \"{}\" is not a positive duration such as 7d", v));
+             return;
+           }
+           r.since = now_ - std::chrono::duration_cast<SystemTime::duration>(*d);
+           r.until = now_;
+         }},
         {"format", true,
          [&r](std::string_view v, std::vector<std::string>& e) {
            r.formats.clear();
@@ -353,6 +384,8 @@ class CliParser {
            }
          }},
         stringOpt("out", r.outDir),
+        stringOpt("output", r.outDir),
+        stringOpt("currency", r.currency),
         {"baseline", true,
          [this, &r](std::string_view v, std::vector<std::string>& e) {
            size_t dots = v.find("..");
@@ -373,9 +406,26 @@ class CliParser {
         nonNegativeOpt("rate-per-gpu-hour", r.ratePerGpuHour),
     };
     if (!applyOptions(Command::Report, rest, table, out)) return;
+    // Synonyms set the same thing: giving both is as ambiguous as giving one twice.
+    auto given = [&](std::string_view name) {
+      return std::any_of(rest.begin(), rest.end(), [&](const std::string& a) {
+        return a == fmt::format("--{}", name) || a.rfind(fmt::format("--{}=", name), 0) == 0;
+      });
+    };
+    for (auto [a, b] : {std::pair{"since", "from"}, {"until", "to"}, {"out", "output"}})
+      if (given(a) && given(b))
+        out.errors.push_back(fmt::format("report: --{} and --{} are the same option", a, b));
+    const bool lastConflict =
+        given("last") && (given("since") || given("from") || given("until") || given("to"));
+    if (lastConflict)
+      out.errors.push_back("report: --last cannot be combined with --from/--to (--since/--until)");
     if (r.store.empty()) out.errors.push_back("report: --store FILE is required");
-    if (r.since && r.until && *r.since >= *r.until) {
-      out.errors.push_back("report: --since must be before --until");
+    if (!lastConflict && r.since && r.until && *r.since >= *r.until) {
+      out.errors.push_back("report: --from (--since) must be before --to (--until)");
+    }
+    if (r.baseline && r.since && r.until && r.baseline->from < *r.until &&
+        *r.since < r.baseline->to) {
+      out.errors.push_back("report: --baseline must not overlap the period it is compared with");
     }
   }
 

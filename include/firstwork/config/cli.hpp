@@ -51,18 +51,27 @@ struct CheckConfigArgs {
   std::string config;
 };
 
-/// `firstworkd demo [--listen ADDR] [--speed X] [--scenario NAME] [--once] [--log-level L]`.
+/// `firstworkd demo [--listen ADDR] [--speed X] [--scenario NAME[,NAME...]] [--once]
+/// [--store F] [--start T] [--log-level L]`.
 struct DemoArgs {
   std::optional<std::string> listen;
   double speed = 60.0;   // simulated seconds per real second (a drill minute per second); > 0
-  std::string scenario;  // empty: every scenario in turn (the sim validates names)
+  std::string scenario;  // empty: every scenario in turn; else a comma-separated list, in order
   bool once = false;     // play the scenarios once and exit instead of looping
   std::optional<log::Level> logLevel;
+  /// Keep the daemon's store in this file (default: a temporary file, removed at exit), e.g. to
+  /// run `firstworkd report` on the drills afterwards.
+  std::optional<std::string> store;
+  /// The simulated clock starts at this time and the drills follow a fixed schedule, so every
+  /// event time (and so the report on them) is the same from run to run.
+  std::optional<SystemTime> start;
 };
 
-/// `firstworkd report --store F [--since T] [--until T] [--format md|csv|json[,...]] [--out DIR]
-/// [--baseline FROM..TO] [--ownership-cost X] [--rate-per-gpu-hour X]`.
-/// Times: RFC 3339, a date `YYYY-MM-DD` (00:00 UTC), or a duration back from now (`7d`, `12h`).
+/// `firstworkd report --store F [--from T] [--to T] [--last D] [--format md|csv|json[,...]]
+/// [--output DIR] [--baseline FROM..TO] [--ownership-cost X] [--rate-per-gpu-hour X]
+/// [--currency C]`. `--since`/`--until` and `--out` are accepted as synonyms.
+/// Times: RFC 3339, a date `YYYY-MM-DD` (00:00 UTC), or a duration back from now (`7d`, `12h`);
+/// `--last 7d` is the period [now − 7d, now).
 struct ReportArgs {
   std::string store;
   std::optional<SystemTime> since;
@@ -70,8 +79,9 @@ struct ReportArgs {
   std::vector<ReportFormat> formats{ReportFormat::Markdown};
   std::string outDir = ".";
   std::optional<TimeRange> baseline;      // the "before" period to compare against
-  std::optional<double> ownershipCost;    // cost pool for the period (currency units), >= 0
+  std::optional<double> ownershipCost;    // cost of owning one GPU for an hour (currency), >= 0
   std::optional<double> ratePerGpuHour;   // allocation value per GPU-hour, >= 0
+  std::string currency = "US$";           // printed before amounts
 };
 
 /// The parsed command line. Only the member of `command` is meaningful.

@@ -133,9 +133,52 @@ TEST_CASE("report rejects bad times, formats and amounts together", "[config][cl
                         "report: --baseline: FROM must be before TO",
                         "report: --ownership-cost: must not be negative",
                         "report: --store FILE is required",
-                        "report: --since must be before --until"});
+                        "report: --from (--since) must be before --to (--until)"});
   CHECK_FALSE(parseReportTime("2026-13-01", kNow).ok());
   CHECK_FALSE(parseReportTime("yesterday", kNow).ok());
+}
+
+TEST_CASE("report --from/--to, --last, --output and --currency", "[config][cli]") {
+  auto p = parse({"report", "--store", "s.db", "--from", "2026-05-01T09:00:00Z", "--to",
+                  "2026-05-01T10:00:00Z", "--output", "/tmp/r", "--currency", "EUR"});
+  REQUIRE(p.ok());
+  CHECK(p.args.report.since == parseRfc3339("2026-05-01T09:00:00Z").value());
+  CHECK(p.args.report.until == parseRfc3339("2026-05-01T10:00:00Z").value());
+  CHECK(p.args.report.outDir == "/tmp/r");
+  CHECK(p.args.report.currency == "EUR");
+  CHECK(parse({"report", "--store", "s.db"}).args.report.currency == "US$");
+  // --last 7d: [now − 7 d, now) with now = 2026-05-10T12:00:00Z.
+  auto last = parse({"report", "--store", "s.db", "--last", "7d"});
+  REQUIRE(last.ok());
+  CHECK(last.args.report.since == parseRfc3339("2026-05-03T12:00:00Z").value());
+  CHECK(last.args.report.until == kNow);
+
+  CHECK(parse({"report", "--store", "s.db", "--last", "soon"}).errors ==
+        std::vector<std::string>{"report: --last: \"soon\" is not a positive duration such as 7d"});
+  CHECK(parse({"report", "--store", "s.db", "--last", "7d", "--to", "2026-05-01"}).errors ==
+        std::vector<std::string>{
+            "report: --last cannot be combined with --from/--to (--since/--until)"});
+  CHECK(parse({"report", "--store", "s.db", "--from", "1d", "--since", "2d"}).errors ==
+        std::vector<std::string>{"report: --since and --from are the same option"});
+  CHECK(parse({"report", "--store", "s.db", "--out=a", "--output", "b"}).errors ==
+        std::vector<std::string>{"report: --out and --output are the same option"});
+  CHECK(parse({"report", "--store", "s.db", "--from", "2026-05-01", "--to", "2026-05-08",
+               "--baseline", "2026-05-07..2026-05-09"})
+            .errors == std::vector<std::string>{
+                           "report: --baseline must not overlap the period it is compared with"});
+}
+
+TEST_CASE("demo --store, --start and a scenario list", "[config][cli]") {
+  auto p = parse({"demo", "--scenario", "reclaim,reclaim-improved", "--store", "/tmp/fw.db",
+                  "--start", "2026-03-02T09:00:00Z"});
+  REQUIRE(p.ok());
+  CHECK(p.args.demo.scenario == "reclaim,reclaim-improved");
+  CHECK(p.args.demo.store == "/tmp/fw.db");
+  CHECK(p.args.demo.start == parseRfc3339("2026-03-02T09:00:00Z").value());
+  CHECK_FALSE(parse({"demo"}).args.demo.start);
+  CHECK(parse({"demo", "--start", "monday"}).errors.size() == 1);
+  CHECK(usage(Command::Demo).find("--start") != std::string::npos);
+  CHECK(usage(Command::Report).find("--last") != std::string::npos);
 }
 
 TEST_CASE("run config applies overrides then validates", "[config][cli]") {
