@@ -269,25 +269,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     for (size_t i = 0; i < pending.size(); ++i) {
       if (!(*res)[i]) continue;
       const auto& p = pending[i];
-      switch (p.effect) {
-        case PendingRecord::Effect::None:
-          break;
-        case PendingRecord::Effect::Observe:
-          engineMetrics.observe(p.observation);
-          break;
-        case PendingRecord::Effect::RecoveryClosed:
-          engineMetrics.recoveryClosed(p.cluster, p.outcome, p.strandedGpuSeconds);
-          log.info("incident closed", {{"cluster", p.cluster},
-                                        {"outcome", p.outcome},
-                                        {"stranded_gpu_minutes", p.strandedGpuSeconds / 60.0}});
-          break;
-        case PendingRecord::Effect::ReclaimClosed:
-          engineMetrics.reclaimClosed(p.clusterQueue, p.reason, p.outcome);
-          break;
-        case PendingRecord::Effect::Duplicate:
-          engineMetrics.duplicateExecution(p.cluster);
-          break;
-      }
+      engineMetrics.exportCommitted(p);
+      if (p.effect == PendingRecord::Effect::RecoveryClosed)
+        log.info("incident closed", {{"cluster", p.cluster},
+                                      {"outcome", p.outcome},
+                                      {"stranded_gpu_minutes", p.strandedGpuSeconds / 60.0}});
     }
     pending.clear();
   }
@@ -380,7 +366,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
         log.warn("TLS verification is off for this cluster", {{"cluster", cc.name}});
       }
       self.insecureTls(cc.name, rest->insecureSkipTlsVerify);
-      if (cc.role != config::ClusterRole::Management) engineMetrics.initCluster(cc.name);
+      if (cc.role != config::ClusterRole::Management)
+        engineMetrics.initCluster(cc.name, cc.role == config::ClusterRole::Worker);
       Cluster c;
       c.config = cc;
       c.client = std::make_unique<kube::KubeClient>(io, clock, cc.name, std::move(*rest), kopts,

@@ -9,8 +9,10 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "firstwork/engine/outputs.hpp"
+#include "firstwork/records/records.hpp"
 #include "firstwork/inventory/inventory.hpp"
 #include "firstwork/inventory/pool_tracker.hpp"
 
@@ -226,12 +228,37 @@ void EngineMetrics::reclaimClosed(std::string_view clusterQueue, std::string_vie
       .Increment();
 }
 
-void EngineMetrics::initCluster(std::string_view cluster) {
+void EngineMetrics::exportCommitted(const records::PendingRecord& p) {
+  using records::PendingRecord;
+  switch (p.effect) {
+    case PendingRecord::Effect::None:
+      break;
+    case PendingRecord::Effect::Observe:
+      observe(p.observation);
+      break;
+    case PendingRecord::Effect::RecoveryClosed:
+      recoveryClosed(p.cluster, p.outcome, p.strandedGpuSeconds);
+      break;
+    case PendingRecord::Effect::ReclaimClosed:
+      reclaimClosed(p.clusterQueue, p.reason, p.outcome);
+      break;
+    case PendingRecord::Effect::Duplicate:
+      duplicateExecution(p.cluster);
+      break;
+  }
+}
+
+void EngineMetrics::initCluster(std::string_view cluster, bool multikueueWorker) {
   std::string c(cluster);
-  for (const char* outcome : {"recovered", "failed"})
+  for (const char* outcome : {"recovered", "failed"}) {
     s_->recoveries.Add({{"cluster", c}, {"outcome", outcome}});
+    s_->recovery.Add({{"cluster", c}, {"outcome", outcome}}, s_->buckets);
+  }
   s_->recoveryStranded.Add({{"cluster", c}});
   s_->duplicatesTotal.Add({{"cluster", c}});
+  s_->reconnectToFirstWork.Add({{"cluster", c}}, s_->buckets);
+  s_->disconnected.Add({{"cluster", c}, {"source", "probe"}}, s_->buckets);
+  if (multikueueWorker) s_->disconnected.Add({{"cluster", c}, {"source", "multikueue"}}, s_->buckets);
 }
 
 void EngineMetrics::duplicateExecution(std::string_view cluster) {
@@ -249,11 +276,22 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
   s.strandedGpus.end();
 
   s.strandedSecondsTotal.begin();
-  for (const auto& t : e.strandedSeconds)
+  std::set<std::tuple<std::string, std::string, engine::StrandedPhase>> integrated;
+  for (const auto& t : e.strandedSeconds) {
     s.strandedSecondsTotal.total({{"cluster", t.cluster},
                                   {"device_class", t.deviceClass},
                                   {"phase", std::string(engine::strandedPhaseName(t.phase))}},
                                  t.seconds);
+    integrated.emplace(t.cluster, t.deviceClass, t.phase);
+  }
+  // Every phase with a gauge has its counter from 0, so the first stranded interval of a phase
+  // (e.g. the first outage) shows up in increase() instead of being the series' first value.
+  for (const auto& g : e.stranded)
+    if (!integrated.count({g.cluster, g.deviceClass, g.phase}))
+      s.strandedSecondsTotal.total({{"cluster", g.cluster},
+                                    {"device_class", g.deviceClass},
+                                    {"phase", std::string(engine::strandedPhaseName(g.phase))}},
+                                   0);
   s.strandedSecondsTotal.end();
 
   s.gpuSeconds.begin();

@@ -1,8 +1,12 @@
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -10,6 +14,33 @@
 
 namespace firstwork::store {
 namespace {
+
+/// The operating system's reason behind SQLite's last error (e.g. "No space left on device",
+/// "Read-only file system"), which SQLite's own message leaves out; "" when there is none.
+std::string systemError(sqlite3* db);
+
+/// Why `path` cannot be opened, asked of the OS directly: SQLite's open error ("unable to open
+/// database file") does not say whether the volume is read-only, full, or the directory missing.
+std::string openError(const std::string& path, bool readOnly) {
+  int fd = ::open(path.c_str(), readOnly ? O_RDONLY : (O_RDWR | O_CREAT | O_EXCL), 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    if (!readOnly) ::unlink(path.c_str());  // created by this probe only
+    return {};
+  }
+  if (errno == EEXIST) fd = ::open(path.c_str(), O_RDWR);
+  if (fd >= 0) {
+    ::close(fd);
+    return {};
+  }
+  return fmt::format(" ({})", std::strerror(errno));
+}
+
+std::string systemError(sqlite3* db) {
+  int e = db ? sqlite3_system_errno(db) : 0;
+  return e == 0 ? std::string() : fmt::format(" ({})", std::strerror(e));
+}
+
 
 int64_t toMillis(SystemTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -211,8 +242,8 @@ class SqliteStore final : public Store {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
   }
   Error error(const std::string& what) {
-    return makeError(fmt::format("store {}: {}: {} (sqlite code {})", path_, what,
-                                 sqlite3_errmsg(db_), sqlite3_extended_errcode(db_)));
+    return makeError(fmt::format("store {}: {}: {}{} (sqlite code {})", path_, what,
+                                 sqlite3_errmsg(db_), systemError(db_), sqlite3_extended_errcode(db_)));
   }
 
   sqlite3* db_;
@@ -277,7 +308,7 @@ Result<StorePtr> openSqliteStore(const std::string& path, const SqliteOptions& o
   int flags = options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   flags |= SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    std::string msg = db ? sqlite3_errmsg(db) + openError(path, options.readOnly) : "out of memory";
     sqlite3_close_v2(db);
     return makeError(fmt::format("store {}: cannot open: {}", path, msg));
   }

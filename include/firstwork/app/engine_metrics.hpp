@@ -14,6 +14,10 @@ namespace firstwork::inventory {
 struct InventorySnapshot;
 }
 
+namespace firstwork::records {
+struct PendingRecord;
+}
+
 namespace firstwork::app {
 
 /// The contract metrics of design §6 that come from the milestone engine and the capacity
@@ -48,10 +52,15 @@ class EngineMetrics {
   /// A duplicate execution was detected (committed for the first time).
   void duplicateExecution(std::string_view cluster);
 
-  /// Creates the per-cluster counters at 0 for a watched worker or standalone cluster, so the
-  /// first incident, reclaim or duplicate shows up in rate()/increase() (a series that appears
-  /// with value 1 has no increase to Prometheus).
-  void initCluster(std::string_view cluster);
+  /// Exports what a record the store has just accepted as new stands for (its Effect): a
+  /// histogram sample, a closed incident or reclaim, or a duplicate execution.
+  void exportCommitted(const records::PendingRecord& record);
+
+  /// Creates the per-cluster counters and cluster-only histograms at 0 for a watched worker or
+  /// standalone cluster, so the first incident, outage or duplicate shows up in rate()/increase()
+  /// (a series that appears with its first sample has no increase to Prometheus). Workers also
+  /// get the `multikueue` outage histogram; every such cluster the `probe` one.
+  void initCluster(std::string_view cluster, bool multikueueWorker);
 
   /// Gauges and live counters from the engine's and the inventory's snapshots.
   void apply(const engine::Snapshot& engine, const inventory::InventorySnapshot& inventory);
