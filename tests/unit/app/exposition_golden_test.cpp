@@ -172,3 +172,10 @@ TEST_CASE("golden exposition: standalone admission cycle to first work", "[app][
   config.clusters.push_back({"gpu-a", engine::ClusterRole::Standalone, ""});
   checkGolden("standalone", std::move(config));
 }
+
+TEST_CASE("golden exposition: MultiKueue reconnection incident", "[app][exposition][golden]") {
+  engine::EngineConfig config;
+  config.clusters.push_back({"manager", engine::ClusterRole::Management, ""});
+  config.clusters.push_back({"worker-1", engine::ClusterRole::Worker, ""});
+  checkGolden("multikueue-reconnection", std::move(config));
+}
