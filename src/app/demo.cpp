@@ -414,16 +414,25 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
   fs::path dir = tmpl;
 
   // With --start the simulated clock begins at a given time and every drill at a fixed offset
-  // from it (a lead before the first, a gap after each: a few real seconds of slack for the
-  // daemon to settle and the estate to be cleared), so event times repeat from run to run.
+  // from it, so event times repeat from run to run. Between drills: a few real seconds of slack
+  // for the daemon to settle and the estate to be cleared, and room for the next drill's history
+  // (steps before its start, e.g. jobs running since -30m), so that no two drills claim the same
+  // cluster at the same event time.
   ScaledClock clock = args.start ? ScaledClock(args.speed, *args.start,
                                                std::chrono::steady_clock::now())
                                  : ScaledClock(args.speed);
   const auto slack = std::chrono::ceil<std::chrono::minutes>(
       std::max<std::chrono::duration<double>>(std::chrono::minutes(2),
                                               std::chrono::duration<double>(3.0 * args.speed)));
-  std::optional<SystemTime> nextDrill;
-  if (args.start) nextDrill = *args.start + slack;
+  std::optional<SystemTime> previousEnd;
+  auto scheduledStart = [&](const scenario::Scenario& sc) -> std::optional<SystemTime> {
+    if (!args.start) return std::nullopt;
+    if (!previousEnd) return *args.start + slack;
+    scenario::Offset history{0};
+    for (const auto& step : sc.steps) history = std::max(history, -step.at);
+    return *previousEnd + std::max<SystemTime::duration>(
+                              slack, std::chrono::duration_cast<SystemTime::duration>(history));
+  };
   ScaledWallClock daemonClock(clock);
   DaemonOptions opts;
   opts.clock = &daemonClock;
@@ -485,8 +494,10 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
         out.flush();
         auto before = api.metrics();
         scenario::PlayerOptions playerOptions;
-        playerOptions.drillStart = nextDrill;
-        if (nextDrill) *nextDrill += std::chrono::duration_cast<SystemTime::duration>(sc.duration + slack);
+        playerOptions.drillStart = scheduledStart(sc);
+        if (playerOptions.drillStart)
+          previousEnd = *playerOptions.drillStart +
+                        std::chrono::duration_cast<SystemTime::duration>(sc.duration);
         scenario::ScenarioPlayer player(sc, serverMap, clock, playerOptions);
         if (auto s = player.start(); !s) {
           err << "demo: scenario " << sc.name << ": " << s.error() << "\n";
