@@ -448,15 +448,17 @@ Status Daemon::start() {
                                     });
   if (auto s = d.httpServer->start(); !s) return s;
 
-  // The PromQL useful-work probe polls on its own thread and hands signals to the loop. Its
-  // results name namespace/pod only, so each signal goes to every cluster that runs pods; the
-  // engine joins it to the pod of that name it sees (design §4 signal 3).
+  // The PromQL useful-work probe polls on its own thread and hands signals to the loop. A signal
+  // whose cluster label names a configured cluster goes to that cluster; otherwise (no
+  // clusterLabel, or a value naming no cluster here) to every cluster that runs pods, and the
+  // engine joins it to the pod of that namespace/name it sees there (design §4 signal 3).
   if (const auto& pc = cfg.usefulWork.prometheus; pc.enabled()) {
     signals::ProbeOptions po;
     po.url = pc.url;
     po.query = pc.query;
     po.namespaceLabel = pc.namespaceLabel;
     po.podLabel = pc.podLabel;
+    po.clusterLabel = pc.clusterLabel;
     po.valueIsTimestamp = pc.valueIsTimestamp;
     po.interval = pc.interval;
     po.timeout = pc.timeout;
@@ -467,11 +469,15 @@ Status Daemon::start() {
         [&d](std::vector<signals::UsefulWorkSignal> found) {
           asio::post(d.io, [&d, found = std::move(found)] {
             auto now = d.clock.systemNow();
-            for (const auto& sig : found)
+            for (const auto& sig : found) {
+              const bool named = !sig.cluster.empty() && d.find(sig.cluster) != nullptr &&
+                                 d.find(sig.cluster)->config.role != config::ClusterRole::Management;
               for (const auto& c : d.clusters)
-                if (c.config.role != config::ClusterRole::Management)
+                if (c.config.role != config::ClusterRole::Management &&
+                    (!named || c.config.name == sig.cluster))
                   d.engine.onUsefulWorkSignal(c.config.name, sig.podNamespace + "/" + sig.podName,
                                               sig.at, "promql", now);
+            }
             d.scheduleFlush();
           });
         },

@@ -32,9 +32,9 @@ constexpr std::array<std::string_view, 7> kClusterKeys{
     "insecureSkipTLSVerifyAllowed"};
 constexpr std::array<std::string_view, 4> kUsefulWorkKeys{"annotation", "podConditionType",
                                                           "readyProxy", "prometheus"};
-constexpr std::array<std::string_view, 9> kPrometheusKeys{
-    "url", "query", "namespaceLabel", "podLabel", "valueIsTimestamp", "interval", "timeout",
-    "bearerTokenFile", "caFile"};
+constexpr std::array<std::string_view, 10> kPrometheusKeys{
+    "url",      "query",   "namespaceLabel",  "podLabel", "clusterLabel", "valueIsTimestamp",
+    "interval", "timeout", "bearerTokenFile", "caFile"};
 constexpr std::array<std::string_view, 4> kGpuKeys{"extendedResources", "draDrivers",
                                                    "profileAttribute", "deviceClassMappings"};
 constexpr std::array<std::string_view, 2> kMappingKeys{"deviceClass", "driver"};
@@ -286,6 +286,7 @@ class Parser {
         readString(*p, "query", pc.query);
         readString(*p, "namespaceLabel", pc.namespaceLabel);
         readString(*p, "podLabel", pc.podLabel);
+        readString(*p, "clusterLabel", pc.clusterLabel);
         readBool(*p, "valueIsTimestamp", pc.valueIsTimestamp);
         readDuration(*p, "interval", pc.interval);
         readDuration(*p, "timeout", pc.timeout);
@@ -673,6 +674,8 @@ ConfigProblems validateConfig(const Config& c, const ValidateOptions& options) {
   }
   if (!isLabelName(pr.namespaceLabel)) add(join(pp, "namespaceLabel"), "must be a label name");
   if (!isLabelName(pr.podLabel)) add(join(pp, "podLabel"), "must be a label name");
+  if (!pr.clusterLabel.empty() && !isLabelName(pr.clusterLabel))
+    add(join(pp, "clusterLabel"), "must be a label name");
   if (pr.interval < std::chrono::seconds(1)) add(join(pp, "interval"), "must be at least 1s");
   if (pr.timeout.count() <= 0) {
     add(join(pp, "timeout"), "must be longer than 0");

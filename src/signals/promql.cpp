@@ -135,7 +135,7 @@ Result<PromQueryResult> parsePromQueryResponse(std::string_view body) {
 
 Extracted extractUsefulWork(const PromQueryResult& result, const ExtractOptions& options) {
   Extracted out;
-  std::map<std::pair<std::string, std::string>, UsefulWorkSignal> earliest;
+  std::map<std::tuple<std::string, std::string, std::string>, UsefulWorkSignal> earliest;
   for (const auto& series : result.series) {
     auto ns = series.labels.find(options.namespaceLabel);
     auto pod = series.labels.find(options.podLabel);
@@ -147,10 +147,15 @@ Extracted extractUsefulWork(const PromQueryResult& result, const ExtractOptions&
     for (const auto& [ts, value] : series.samples) {
       if (!(value > 0) || !std::isfinite(value)) continue;  // NaN and ±Inf are no evidence
       SystemTime at = options.valueIsTimestamp ? fromUnixSeconds(value) : ts;
-      auto key = std::make_pair(ns->second, pod->second);
+      std::string cluster;
+      if (!options.clusterLabel.empty()) {
+        auto c = series.labels.find(options.clusterLabel);
+        if (c != series.labels.end()) cluster = c->second;
+      }
+      auto key = std::make_tuple(ns->second, pod->second, cluster);
       auto it = earliest.find(key);
       if (it == earliest.end()) {
-        earliest.emplace(key, UsefulWorkSignal{ns->second, pod->second, at, value});
+        earliest.emplace(key, UsefulWorkSignal{ns->second, pod->second, at, value, cluster});
       } else if (at < it->second.at) {
         it->second.at = at;
         it->second.value = value;

@@ -177,14 +177,14 @@ PollOutcome UsefulWorkProbe::pollOnce() {
   if (!parsed.ok()) return record({"parse_error", parsed.error(), 0, 0});
 
   ExtractOptions extract_options{options_.namespaceLabel, options_.podLabel,
-                                 options_.valueIsTimestamp};
+                                 options_.valueIsTimestamp, options_.clusterLabel};
   Extracted extracted = extractUsefulWork(*parsed, extract_options);
   MonotonicTime now = clock_.monotonicNow();
   std::vector<UsefulWorkSignal> fresh;
   {
     std::lock_guard lock(mu_);
     for (auto& signal : extracted.signals) {
-      auto key = std::make_pair(signal.podNamespace, signal.podName);
+      auto key = std::make_tuple(signal.podNamespace, signal.podName, signal.cluster);
       auto [it, inserted] = reported_.try_emplace(key, now);
       if (inserted) {
         fresh.push_back(std::move(signal));
@@ -277,7 +277,9 @@ void UsefulWorkProbe::stop() {
 
 void UsefulWorkProbe::forget(const std::string& podNamespace, const std::string& podName) {
   std::lock_guard lock(mu_);
-  reported_.erase({podNamespace, podName});
+  std::erase_if(reported_, [&](const auto& entry) {
+    return std::get<0>(entry.first) == podNamespace && std::get<1>(entry.first) == podName;
+  });
 }
 
 ProbeStats UsefulWorkProbe::stats() const {

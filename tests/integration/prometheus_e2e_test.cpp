@@ -1,22 +1,19 @@
 // End to end with a real Prometheus (Debian's package) scraping firstworkd every second while the
 // embedded simulated estate plays the reconnection and reclaim drills. The figures are the
 // drills' hand-worked ones (design §5), read back through Prometheus' HTTP API.
-#include <httplib.h>
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <regex>
 
-#include "support/net.hpp"
+#include "support/prometheus.hpp"
 #include "support/subprocess.hpp"
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using firstwork::testing::eventually;
-using firstwork::testing::freeLoopbackPort;
+using firstwork::testing::PrometheusServer;
 using firstwork::testing::Subprocess;
 
 namespace {
@@ -34,8 +31,7 @@ struct TempDir {
 struct Estate {
   TempDir dir;
   std::unique_ptr<Subprocess> demo;
-  std::unique_ptr<Subprocess> prometheus;
-  std::string promUrl;
+  std::unique_ptr<PrometheusServer> prometheus;
 
   explicit Estate(const std::string& scenario) {
     demo = std::make_unique<Subprocess>(
@@ -54,40 +50,17 @@ struct Estate {
         30s);
     INFO(demo->output());
     REQUIRE(!target.empty());
-    std::ofstream(dir.path / "prometheus.yml")
-        << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-           "scrape_configs:\n  - job_name: firstwork\n    static_configs:\n"
-           "      - targets: ['" << target << "']\n";
-    int port = freeLoopbackPort();
-    REQUIRE(port > 0);
-    promUrl = "http://127.0.0.1:" + std::to_string(port);
-    prometheus = std::make_unique<Subprocess>(
-        std::vector<std::string>{"/usr/bin/prometheus",
-                                 "--config.file=" + (dir.path / "prometheus.yml").string(),
-                                 "--storage.tsdb.path=" + (dir.path / "data").string(),
-                                 "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                                 "--log.level=warn"},
-        (dir.path / "prometheus.log").string());
+    prometheus = std::make_unique<PrometheusServer>(dir.path, std::vector<std::string>{target});
   }
   ~Estate() {
-    prometheus->signal(SIGTERM);
-    prometheus->wait(20s);
+    prometheus.reset();
     demo->signal(SIGINT);
     auto code = demo->wait(30s);
     CHECK(code == std::optional<int>(0));  // Ctrl-C exits cleanly
   }
 
   /// The value of an instant PromQL query returning one sample; nullopt when empty or failing.
-  std::optional<double> query(const std::string& promql) {
-    httplib::Client c(promUrl);
-    c.set_connection_timeout(2);
-    c.set_read_timeout(5);
-    auto res = c.Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
-    if (!res || res->status != 200) return std::nullopt;
-    auto j = nlohmann::json::parse(res->body, nullptr, false);
-    if (j.is_discarded() || j["data"]["result"].empty()) return std::nullopt;
-    return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
-  }
+  std::optional<double> query(const std::string& promql) { return prometheus->query(promql); }
 };
 
 }  // namespace

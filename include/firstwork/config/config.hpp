@@ -44,6 +44,12 @@ struct PrometheusProbeConfig {
   std::string query;  // e.g. `sum by (namespace, pod) (rate(training_steps_total[1m]))`
   std::string namespaceLabel = "namespace";
   std::string podLabel = "pod";
+  /// Optional label that names the cluster a series' pod runs on (e.g. an external label
+  /// `cluster` in Thanos or a federated Prometheus). When set, a signal whose label value is a
+  /// configured cluster name goes to that cluster only; a signal without it, or with a value that
+  /// names no configured cluster, goes to every worker/standalone cluster (pods are then matched
+  /// by namespace/name on each).
+  std::string clusterLabel;
   /// When true, a sample's value is the Unix time of first work (e.g. an app exporting
   /// `first_step_timestamp_seconds`), instead of "first sample > 0 at the sample's time".
   bool valueIsTimestamp = false;

@@ -38,6 +38,9 @@ struct UsefulWorkSignal {
   std::string podName;
   SystemTime at;  // the first positive sample's time (or the sample value, see ExtractOptions)
   double value = 0;
+  /// The series' cluster label value when ExtractOptions::clusterLabel is set and present;
+  /// empty: the series does not say which cluster the pod runs on.
+  std::string cluster;
 
   bool operator==(const UsefulWorkSignal&) const = default;
 };
@@ -47,6 +50,9 @@ struct ExtractOptions {
   std::string podLabel = "pod";
   /// The sample value is the Unix time (seconds) of first work, not a work counter.
   bool valueIsTimestamp = false;
+  /// Label naming the cluster a pod runs on (e.g. `cluster`, as a Thanos or federation external
+  /// label); empty: not read. Series of the same pod name on different clusters stay apart.
+  std::string clusterLabel;
 };
 
 struct Extracted {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct ProbeOptions {
   std::string query;  // one query for all pods (see PrometheusProbeConfig)
   std::string namespaceLabel = "namespace";
   std::string podLabel = "pod";
+  std::string clusterLabel;  // see ExtractOptions::clusterLabel
   bool valueIsTimestamp = false;
   std::chrono::milliseconds interval{15'000};
   std::chrono::milliseconds timeout{10'000};  // whole request, connect included
@@ -105,7 +107,8 @@ class UsefulWorkProbe {
   std::unique_ptr<Fetch> fetch_;
 
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, MonotonicTime> reported_;  // pod → last seen
+  // (namespace, pod, cluster label value) → last seen
+  std::map<std::tuple<std::string, std::string, std::string>, MonotonicTime> reported_;
   ProbeStats stats_;
   bool failing_ = false;
   log::LogThrottle error_log_{std::chrono::minutes(1)};

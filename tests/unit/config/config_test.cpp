@@ -240,6 +240,7 @@ usefulWork:
     query: 'x{pod="{{pod}}"}'
     bearerTokenFile: /t
     podLabel: "9pod"
+    clusterLabel: "cluster-name"
     interval: 10s
     timeout: 20s
 gpu:
@@ -262,6 +263,7 @@ shard: {index: 3, count: 3}
             "usefulWork.prometheus.query: placeholders such as {{pod}} are not supported: write "
             "one query whose series carry the namespaceLabel and podLabel labels",
             "usefulWork.prometheus.podLabel: must be a label name",
+            "usefulWork.prometheus.clusterLabel: must be a label name",
             "usefulWork.prometheus.timeout: must not exceed usefulWork.prometheus.interval (10s)",
             "gpu.extendedResources[0]: must be an extended resource name such as nvidia.com/gpu",
             "gpu.deviceClassMappings[1].deviceClass: \"c1\" is already mapped by "

@@ -108,8 +108,8 @@ TEST_CASE("the first positive sample per pod is its useful-work signal", "[signa
   Extracted e = extractUsefulWork(result, {});
   CHECK(e.seriesWithoutPod == 1);
   CHECK(e.signals == std::vector<UsefulWorkSignal>{
-                         {"ns", "p", t0 + seconds(15), 2},
-                         {"other", "a", t0 + seconds(45), 0.5}});
+                         {"ns", "p", t0 + seconds(15), 2, ""},
+                         {"other", "a", t0 + seconds(45), 0.5, ""}});
 }
 
 TEST_CASE("label names are configurable and values can be timestamps", "[signals][promql]") {
@@ -119,9 +119,34 @@ TEST_CASE("label names are configurable and values can be timestamps", "[signals
   result.series.push_back(
       {{{"exported_namespace", "ns"}, {"exported_pod", "p"}}, {{t0, 1777629500.5}}});
   result.series.push_back({{{"exported_namespace", "ns"}, {"exported_pod", "q"}}, {{t0, 0}}});
-  Extracted e = extractUsefulWork(result, {"exported_namespace", "exported_pod", true});
+  Extracted e = extractUsefulWork(result, {"exported_namespace", "exported_pod", true, ""});
   CHECK(e.signals ==
-        std::vector<UsefulWorkSignal>{{"ns", "p", at("2026-05-01T09:58:20.500Z"), 1777629500.5}});
+        std::vector<UsefulWorkSignal>{{"ns", "p", at("2026-05-01T09:58:20.500Z"), 1777629500.5, ""}});
   // With the default labels nothing matches.
   CHECK(extractUsefulWork(result, {}).seriesWithoutPod == 2);
+}
+
+TEST_CASE("a cluster label keeps same-named pods of different clusters apart", "[signals][promql]") {
+  PromQueryResult result;
+  SystemTime t0 = at("2026-05-01T10:00:00Z");
+  using std::chrono::seconds;
+  // research/train-0 exists on two workers (MultiKueue copies keep namespace/name); each worker's
+  // pod starts work at its own time. A third series carries no cluster label.
+  result.series.push_back({{{"namespace", "research"}, {"pod", "train-0"}, {"cluster", "worker-1"}},
+                           {{t0 + seconds(30), 1}}});
+  result.series.push_back({{{"namespace", "research"}, {"pod", "train-0"}, {"cluster", "worker-2"}},
+                           {{t0 + seconds(90), 4}}});
+  result.series.push_back({{{"namespace", "research"}, {"pod", "eval-0"}}, {{t0 + seconds(60), 1}}});
+  ExtractOptions o;
+  o.clusterLabel = "cluster";
+  Extracted e = extractUsefulWork(result, o);
+  CHECK(e.signals == std::vector<UsefulWorkSignal>{
+                         {"research", "eval-0", t0 + seconds(60), 1, ""},
+                         {"research", "train-0", t0 + seconds(30), 1, "worker-1"},
+                         {"research", "train-0", t0 + seconds(90), 4, "worker-2"}});
+  // Without clusterLabel the two series are one pod, and the earlier sample wins.
+  Extracted merged = extractUsefulWork(result, {});
+  CHECK(merged.signals == std::vector<UsefulWorkSignal>{
+                              {"research", "eval-0", t0 + seconds(60), 1, ""},
+                              {"research", "train-0", t0 + seconds(30), 1, ""}});
 }
