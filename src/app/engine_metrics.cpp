@@ -170,6 +170,43 @@ struct EngineMetrics::State {
   prometheus::Family<prometheus::Counter>& duplicatesTotal;
   GaugeSet duplicatesNow;
   GaugeSet connected;
+
+  // Series labelled with a ClusterQueue that are fed one fact at a time (not from snapshots), by
+  // queue, so that they go away with their queue.
+  std::map<std::string, std::set<std::pair<prometheus::Family<prometheus::Histogram>*,
+                                           prometheus::Histogram*>>>
+      queueHistograms;
+  std::map<std::string, std::set<prometheus::Counter*>> queueReclaims;
+  std::set<std::string> knownQueues;  // ClusterQueues in the last snapshot
+  std::set<std::string> goneQueues;   // known once, deleted since: their series are dropped
+
+  prometheus::Histogram& queueHistogram(prometheus::Family<prometheus::Histogram>& family,
+                                        const Labels& labels) {
+    auto& h = family.Add(labels, buckets);
+    queueHistograms[labels.at("cluster_queue")].emplace(&family, &h);
+    return h;
+  }
+  bool gone(const std::string& clusterQueue) const { return goneQueues.count(clusterQueue) != 0; }
+
+  /// Follows the snapshot's ClusterQueues: a queue that was there and is not any more has its
+  /// fact-fed series removed (the snapshot-fed ones are skipped while it is gone).
+  void trackQueues(const std::vector<std::string>& now) {
+    std::set<std::string> current(now.begin(), now.end());
+    for (const auto& q : knownQueues)
+      if (!current.count(q)) goneQueues.insert(q);
+    for (const auto& q : current) goneQueues.erase(q);
+    knownQueues = std::move(current);
+    for (const auto& q : goneQueues) {
+      if (auto it = queueHistograms.find(q); it != queueHistograms.end()) {
+        for (auto [family, h] : it->second) family->Remove(h);
+        queueHistograms.erase(it);
+      }
+      if (auto it = queueReclaims.find(q); it != queueReclaims.end()) {
+        for (auto* c : it->second) reclaims.Remove(c);
+        queueReclaims.erase(it);
+      }
+    }
+  }
 };
 
 EngineMetrics::EngineMetrics(prometheus::Registry& registry, std::vector<double> buckets)
@@ -180,23 +217,23 @@ void EngineMetrics::observe(const engine::Observation& o) {
   using engine::HistogramKind;
   switch (o.histogram) {
     case HistogramKind::ReservationToFirstWork:
-      s_->reservationToFirstWork
-          .Add({{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}}, s_->buckets)
+      s_->queueHistogram(s_->reservationToFirstWork,
+                         {{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}})
           .Observe(o.seconds);
       break;
     case HistogramKind::ReclaimToFirstWork:
-      s_->reclaimToFirstWork
-          .Add({{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}, {"reason", o.reason}},
-               s_->buckets)
+      s_->queueHistogram(
+            s_->reclaimToFirstWork,
+            {{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}, {"reason", o.reason}})
           .Observe(o.seconds);
       break;
     case HistogramKind::ReconnectToFirstWork:
       s_->reconnectToFirstWork.Add({{"cluster", o.cluster}}, s_->buckets).Observe(o.seconds);
       break;
     case HistogramKind::Stage:
-      s_->stage
-          .Add({{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}, {"stage", o.stage}},
-               s_->buckets)
+      s_->queueHistogram(
+            s_->stage,
+            {{"cluster", o.cluster}, {"cluster_queue", o.clusterQueue}, {"stage", o.stage}})
           .Observe(o.seconds);
       break;
     case HistogramKind::Recovery:
@@ -221,11 +258,11 @@ void EngineMetrics::recoveryClosed(std::string_view cluster, std::string_view ou
 
 void EngineMetrics::reclaimClosed(std::string_view clusterQueue, std::string_view reason,
                                   std::string_view outcome) {
-  s_->reclaims
-      .Add({{"cluster_queue", std::string(clusterQueue)},
-            {"reason", std::string(reason)},
-            {"outcome", std::string(outcome)}})
-      .Increment();
+  auto& c = s_->reclaims.Add({{"cluster_queue", std::string(clusterQueue)},
+                              {"reason", std::string(reason)},
+                              {"outcome", std::string(outcome)}});
+  c.Increment();
+  s_->queueReclaims[std::string(clusterQueue)].insert(&c);
 }
 
 void EngineMetrics::exportCommitted(const records::PendingRecord& p) {
@@ -267,6 +304,7 @@ void EngineMetrics::duplicateExecution(std::string_view cluster) {
 
 void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventorySnapshot& inv) {
   auto& s = *s_;
+  s.trackQueues(e.clusterQueues);
   s.strandedGpus.begin();
   for (const auto& g : e.stranded)
     s.strandedGpus.set({{"cluster", g.cluster},
@@ -296,7 +334,8 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
 
   s.gpuSeconds.begin();
   for (const auto& t : e.gpuSeconds)
-    s.gpuSeconds.total({{"cluster", t.cluster},
+    if (!s.gone(t.clusterQueue))
+      s.gpuSeconds.total({{"cluster", t.cluster},
                         {"cluster_queue", t.clusterQueue},
                         {"device_class", t.deviceClass},
                         {"state", std::string(engine::gpuStateName(t.state))}},
@@ -305,7 +344,8 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
 
   s.interrupted.begin();
   for (const auto& t : e.interruptedSeconds)
-    s.interrupted.total(
+    if (!s.gone(t.clusterQueue))
+      s.interrupted.total(
         {{"cluster", t.cluster}, {"cluster_queue", t.clusterQueue}, {"reason", t.reason}},
         t.seconds);
   s.interrupted.end();
@@ -324,7 +364,8 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
 
   s.workloads.begin();
   for (const auto& w : e.workloads)
-    s.workloads.set({{"cluster", w.cluster},
+    if (!s.gone(w.clusterQueue))
+      s.workloads.set({{"cluster", w.cluster},
                      {"cluster_queue", w.clusterQueue},
                      {"state", std::string(engine::workloadStateName(w.state))}},
                     static_cast<double>(w.count));
@@ -332,7 +373,8 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
 
   s.stuck.begin();
   for (const auto& w : e.stuck)
-    s.stuck.set({{"cluster", w.cluster},
+    if (!s.gone(w.clusterQueue))
+      s.stuck.set({{"cluster", w.cluster},
                  {"cluster_queue", w.clusterQueue},
                  {"reason", std::string(engine::stuckReasonName(w.reason))}},
                 static_cast<double>(w.count));

@@ -70,7 +70,11 @@ Snapshot MilestoneEngine::State::snapshot() const {
     if (c.probe != ProbeState::Unknown) {
       s.connections.push_back({name, IncidentSource::Probe, c.probe == ProbeState::Connected});
     }
+    if (c.config.role == ClusterRole::Management)
+      for (const auto& [cq, obj] : c.clusterQueues) s.clusterQueues.push_back(cq);
   }
+  std::sort(s.clusterQueues.begin(), s.clusterQueues.end());
+  s.clusterQueues.erase(std::unique(s.clusterQueues.begin(), s.clusterQueues.end()), s.clusterQueues.end());
   for (const auto& [worker, st] : mkc) {
     if (st.status == model::ConditionStatus::Unknown) continue;
     s.connections.push_back({worker, IncidentSource::MultiKueue, st.status == model::ConditionStatus::True});

@@ -109,7 +109,7 @@ std::map<std::string, Family> parseFamilies(std::string_view engineSource,
                                             std::string_view selfSource) {
   std::map<std::string, Family> families;
   // engine_metrics.cpp: `member(kind(r, "firstwork_..."`; labels from the member's
-  // `.Add(...)`, `.set(...)`, `.total(...)` statements.
+  // `.Add(...)`, `.set(...)`, `.total(...)` statements, or `queueHistogram(s_->member, ...)`.
   std::map<std::string, std::string> memberToName;
   {
     std::string src(engineSource);
@@ -126,11 +126,12 @@ std::map<std::string, Family> parseFamilies(std::string_view engineSource,
       memberToName[(*it)[1].str()] = f.name;
       families[f.name] = f;
     }
-    static const std::regex use(R"(s(?:_->|\.)(\w+)\s*\.\s*(?:Add|set|total)\()");
+    static const std::regex use(
+        R"((?:s(?:_->|\.)(\w+)\s*\.\s*(?:Add|set|total)\()|(?:queueHistogram\(\s*s_->(\w+),))");
     static const std::regex label(R"re(\{"([a-z_]+)",)re");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator();
          ++it) {
-      auto member = memberToName.find((*it)[1].str());
+      auto member = memberToName.find((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
       if (member == memberToName.end()) continue;
       const size_t start = static_cast<size_t>(it->position() + it->length());
       const size_t end = src.find(';', start);

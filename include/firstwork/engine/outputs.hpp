@@ -401,6 +401,9 @@ struct Snapshot {
   std::vector<LabelledCount> duplicateExecutions;  // firstwork_duplicate_executions_total
   std::vector<IncidentRecord> openIncidents;       // outcome open or recovering
   std::vector<ReclaimRecord> pendingReclaims;
+  /// Names of the ClusterQueue objects that exist now on management clusters (sorted, unique).
+  /// The exporter drops a queue's series when its name leaves this list.
+  std::vector<std::string> clusterQueues;
   EngineStats stats;
 };
 

@@ -179,3 +179,44 @@ TEST_CASE("golden exposition: MultiKueue reconnection incident", "[app][expositi
   config.clusters.push_back({"worker-1", engine::ClusterRole::Worker, ""});
   checkGolden("multikueue-reconnection", std::move(config));
 }
+
+TEST_CASE("a deleted ClusterQueue takes its series with it; cluster series stay", "[app][exposition]") {
+  const fs::path dir = fs::path(FIRSTWORK_TEST_FIXTURES_DIR) / "exposition";
+  const std::string stream = readFile(dir / "multikueue-reconnection.jsonl");
+  engine::EngineConfig config;
+  config.clusters.push_back({"manager", engine::ClusterRole::Management, ""});
+  config.clusters.push_back({"worker-1", engine::ClusterRole::Worker, ""});
+  const auto storePath = tempStore("queue-deleted");
+  Pipeline p(std::move(config), storePath);
+  p.play(stream);
+  auto countQueue = [](const std::string& text) {
+    size_t n = 0;
+    for (const auto& line : sortedLines(text, false))
+      if (line.find("cluster_queue=\"train-cq\"") != std::string::npos) ++n;
+    return n;
+  };
+  // Before: reservation (17) + 7 stages (7 × 17) histogram lines, 4 GPU-seconds counters and
+  // the workloads gauge (see multikueue-reconnection.md).
+  REQUIRE(countQueue(p.exposition()) == 17 + 7 * 17 + 4 + 1);
+
+  // The ClusterQueue object of the stream is deleted at T+960.
+  nlohmann::json cq;
+  std::istringstream in(stream);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("event") && j["event"]["object"]["kind"] == "ClusterQueue") cq = j["event"]["object"];
+  }
+  REQUIRE(cq.is_object());
+  nlohmann::json del = {{"at", "2026-08-20T10:16:00Z"},
+                        {"cluster", "manager"},
+                        {"event", {{"type", "DELETED"}, {"object", cq}}}};
+  p.play(del.dump() + "\n");
+  auto after = p.exposition();
+  CHECK(countQueue(after) == 0);
+  // What belongs to the cluster is not the queue's: the incident's figures stay.
+  CHECK(after.find("firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\"} 1920") !=
+        std::string::npos);
+  CHECK(after.find("firstwork_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",phase=\"starting\"} 1440") !=
+        std::string::npos);
+  fs::remove_all(storePath.parent_path());
+}
