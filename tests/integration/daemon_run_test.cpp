@@ -10,28 +10,16 @@
 
 #include "firstwork/sim/api_server.hpp"
 #include "support/subprocess.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace firstwork;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using firstwork::testing::eventually;
 using firstwork::testing::Subprocess;
+using firstwork::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/firstwork-it-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    auto p = path / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-};
 
 /// The daemon logs its listen URL at start ("listen":"http://127.0.0.1:PORT").
 std::string listenUrl(Subprocess& p) {

@@ -1,69 +1,13 @@
 // End to end with a real Prometheus (Debian's package) scraping firstworkd every second while the
 // embedded simulated estate plays the reconnection and reclaim drills. The figures are the
 // drills' hand-worked ones (design §5), read back through Prometheus' HTTP API.
-#include <stdlib.h>
-
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <regex>
 
-#include "support/prometheus.hpp"
-#include "support/subprocess.hpp"
+#include "prometheus_support.hpp"
 
 using namespace std::chrono_literals;
-namespace fs = std::filesystem;
+using firstwork::testing::Estate;
 using firstwork::testing::eventually;
-using firstwork::testing::PrometheusServer;
-using firstwork::testing::Subprocess;
-
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/firstwork-prom-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-/// Starts `firstworkd demo` for one scenario (looping) and a Prometheus scraping it each second.
-struct Estate {
-  TempDir dir;
-  std::unique_ptr<Subprocess> demo;
-  std::unique_ptr<PrometheusServer> prometheus;
-
-  explicit Estate(const std::string& scenario) {
-    demo = std::make_unique<Subprocess>(
-        std::vector<std::string>{FIRSTWORKD_PATH, "demo", "--scenario", scenario, "--speed", "120",
-                                 "--listen", "127.0.0.1:0"},
-        (dir.path / "demo.log").string());
-    std::string target;
-    eventually(
-        [&] {
-          std::smatch m;
-          auto out = demo->output();
-          static const std::regex re("metrics: +http://(127\\.0\\.0\\.1:[0-9]+)/metrics");
-          if (std::regex_search(out, m, re)) target = m[1];
-          return !target.empty() || !demo->running();
-        },
-        30s);
-    INFO(demo->output());
-    REQUIRE(!target.empty());
-    prometheus = std::make_unique<PrometheusServer>(dir.path, std::vector<std::string>{target});
-  }
-  ~Estate() {
-    prometheus.reset();
-    demo->signal(SIGINT);
-    auto code = demo->wait(30s);
-    CHECK(code == std::optional<int>(0));  // Ctrl-C exits cleanly
-  }
-
-  /// The value of an instant PromQL query returning one sample; nullopt when empty or failing.
-  std::optional<double> query(const std::string& promql) { return prometheus->query(promql); }
-};
-
-}  // namespace
 
 TEST_CASE("Prometheus scraping firstworkd sees the reconnection drill's 320 stranded GPU-minutes",
           "[integration][prometheus]") {

@@ -18,6 +18,7 @@
 #include "firstwork/scenario/scenario_player.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "support/subprocess.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace firstwork;
 using namespace std::chrono_literals;
@@ -25,17 +26,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using firstwork::testing::eventually;
 using firstwork::testing::Subprocess;
+using firstwork::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/firstwork-restart-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string get(const std::string& base, const std::string& path) {
   httplib::Client c(base);
@@ -85,7 +78,7 @@ Outcome play(const std::string& scenarioName, bool kill) {
   auto sc = scenario::loadScenario(std::string(FIRSTWORK_SOURCE_DIR) + "/config/scenarios/" +
                                    scenarioName + ".yaml");
   REQUIRE(sc.ok());
-  TempDir dir;
+  TempDir dir{"firstwork-restart"};
   std::map<std::string, std::unique_ptr<sim::ApiServer>> servers;
   scenario::ServerMap map;
   std::string config = "clusters:\n";

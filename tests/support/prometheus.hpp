@@ -51,15 +51,23 @@ class PrometheusServer {
   const std::string& url() const { return url_; }
   Subprocess& process() { return *process_; }
 
-  /// The `data.result` array of an instant query; nullopt when the request or the query fails.
-  std::optional<nlohmann::json> queryResult(const std::string& promql) const {
+  /// The `data.result` array of an instant query; nullopt when the request or the query fails
+  /// (then `error`, when given, holds Prometheus' message).
+  std::optional<nlohmann::json> queryResult(const std::string& promql,
+                                            std::string* error = nullptr) const {
     httplib::Client c(url_);
     c.set_connection_timeout(2);
     c.set_read_timeout(5);
     auto res = c.Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
-    if (!res || res->status != 200) return std::nullopt;
+    if (!res) {
+      if (error) *error = "no answer from Prometheus";
+      return std::nullopt;
+    }
     auto j = nlohmann::json::parse(res->body, nullptr, false);
-    if (j.is_discarded() || !j.contains("data")) return std::nullopt;
+    if (res->status != 200 || j.is_discarded() || !j.contains("data")) {
+      if (error) *error = j.is_discarded() || !j.contains("error") ? res->body : j["error"].dump();
+      return std::nullopt;
+    }
     return j["data"]["result"];
   }
 
