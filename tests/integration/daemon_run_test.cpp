@@ -107,9 +107,16 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
         return status == 200;
       },
       30s));
-  auto metrics = get(base, "/metrics");
-  CHECK(allWatches(metrics, "management", kManagementResources, 1));
-  CHECK(allWatches(metrics, "worker-1", kWorkerResources, 1));
+  // /metrics is served from a snapshot up to a second old (MetricsSnapshot freshness), so it may
+  // trail /readyz by that much.
+  std::string metrics;
+  CHECK(eventually(
+      [&] {
+        metrics = get(base, "/metrics");
+        return allWatches(metrics, "management", kManagementResources, 1) &&
+               allWatches(metrics, "worker-1", kWorkerResources, 1);
+      },
+      10s));
   CHECK(metrics.find("firstwork_build_info{") != std::string::npos);
   // Per-worker counters exist at 0 before the first incident, so increase() sees it.
   CHECK(metrics.find("firstwork_recoveries_total{cluster=\"worker-1\",outcome=\"failed\"} 0") !=
