@@ -232,6 +232,11 @@ std::vector<std::string> dashboardFiles(const std::string& sourceDir) {
 }
 
 std::string substituteGrafanaVariables(std::string_view expr) {
+  return substituteGrafanaVariables(expr, {});
+}
+
+std::string substituteGrafanaVariables(std::string_view expr,
+                                       const std::map<std::string, std::string>& values) {
   static const std::regex var(R"(\$\{?(\w+)(?::\w+)?\}?)");
   std::string s(expr);
   std::string out;
@@ -239,7 +244,9 @@ std::string substituteGrafanaVariables(std::string_view expr) {
   for (auto it = std::sregex_iterator(s.begin(), s.end(), var); it != std::sregex_iterator(); ++it) {
     out.append(last, s.cbegin() + it->position());
     const std::string name = (*it)[1].str();
-    if (name == "__range" || name == "__range_s")
+    if (auto v = values.find(name); v != values.end())
+      out += v->second;
+    else if (name == "__range" || name == "__range_s")
       out += "1h";
     else if (name == "__rate_interval")
       out += "5m";

@@ -45,6 +45,9 @@ std::vector<std::string> dashboardFiles(const std::string& sourceDir);
 
 /// Grafana's variables replaced by values PromQL accepts ($__range → 1h, $x → x).
 std::string substituteGrafanaVariables(std::string_view expr);
+/// The same with chosen values for some variables (by name without `$`, e.g. {"cluster", ".*"}).
+std::string substituteGrafanaVariables(std::string_view expr,
+                                       const std::map<std::string, std::string>& values);
 
 /// Metric names (`firstwork_...`) used in an expression, in order of appearance.
 std::vector<std::string> metricNames(std::string_view expr);

@@ -93,6 +93,15 @@ TEST_CASE("the family parser and expression checks catch what they are for", "[o
   CHECK(aggregationProblems("firstwork_up == 0", f).empty());  // own health: per replica
 }
 
+TEST_CASE("Grafana variables take chosen values, others stand-ins PromQL accepts", "[ops][promql]") {
+  CHECK(substituteGrafanaVariables(
+            "rate(x{cluster=~\"$cluster\", q=~\"${cluster_queue}\"}[$__rate_interval]) offset "
+            "$__range",
+            {{"cluster", ".*"}, {"__rate_interval", "1m"}}) ==
+        "rate(x{cluster=~\".*\", q=~\"x\"}[1m]) offset 1h");
+  CHECK(substituteGrafanaVariables("y[$__interval]") == "y[1m]");
+}
+
 TEST_CASE("every rule and dashboard expression parses", "[ops][promql]") {
   const auto exprs = allExpressions();
   REQUIRE(exprs.size() > 40);

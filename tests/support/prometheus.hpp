@@ -55,10 +55,37 @@ class PrometheusServer {
   /// (then `error`, when given, holds Prometheus' message).
   std::optional<nlohmann::json> queryResult(const std::string& promql,
                                             std::string* error = nullptr) const {
+    return get("/api/v1/query", httplib::Params{{"query", promql}}, error);
+  }
+
+  /// The `data.result` matrix of a range query over [start, end] (Unix seconds) every `step`
+  /// seconds — what a Grafana time-series panel asks for; nullopt when the query fails (then
+  /// `error`, when given, holds Prometheus' message).
+  std::optional<nlohmann::json> queryRangeResult(const std::string& promql, double start,
+                                                 double end, double step,
+                                                 std::string* error = nullptr) const {
+    return get("/api/v1/query_range",
+               httplib::Params{{"query", promql},
+                               {"start", std::to_string(start)},
+                               {"end", std::to_string(end)},
+                               {"step", std::to_string(step)}},
+               error);
+  }
+
+  /// The value of an instant query returning one sample; nullopt when empty or failing.
+  std::optional<double> query(const std::string& promql) const {
+    auto r = queryResult(promql);
+    if (!r || r->empty()) return std::nullopt;
+    return std::stod((*r)[0]["value"][1].get<std::string>());
+  }
+
+ private:
+  std::optional<nlohmann::json> get(const std::string& path, const httplib::Params& params,
+                                    std::string* error) const {
     httplib::Client c(url_);
     c.set_connection_timeout(2);
-    c.set_read_timeout(5);
-    auto res = c.Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
+    c.set_read_timeout(10);
+    auto res = c.Get(path.c_str(), params, httplib::Headers{});
     if (!res) {
       if (error) *error = "no answer from Prometheus";
       return std::nullopt;
@@ -71,14 +98,6 @@ class PrometheusServer {
     return j["data"]["result"];
   }
 
-  /// The value of an instant query returning one sample; nullopt when empty or failing.
-  std::optional<double> query(const std::string& promql) const {
-    auto r = queryResult(promql);
-    if (!r || r->empty()) return std::nullopt;
-    return std::stod((*r)[0]["value"][1].get<std::string>());
-  }
-
- private:
   std::string url_;
   std::unique_ptr<Subprocess> process_;
 };
