@@ -6,11 +6,13 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
 
+#include "firstwork/core/clock.hpp"
 #include "firstwork/engine/outputs.hpp"
 #include "firstwork/records/records.hpp"
 #include "firstwork/inventory/inventory.hpp"
@@ -20,6 +22,9 @@ namespace firstwork::app {
 namespace {
 
 using Labels = std::map<std::string, std::string>;
+
+/// How long a ClusterQueue must be gone before its series are removed.
+constexpr std::chrono::minutes kQueueGrace{10};
 
 /// Gauges set from snapshots: series not written in an update are removed.
 class GaugeSet {
@@ -177,8 +182,9 @@ struct EngineMetrics::State {
                                            prometheus::Histogram*>>>
       queueHistograms;
   std::map<std::string, std::set<prometheus::Counter*>> queueReclaims;
-  std::set<std::string> knownQueues;  // ClusterQueues in the last snapshot
-  std::set<std::string> goneQueues;   // known once, deleted since: their series are dropped
+  std::set<std::string> knownQueues;            // ClusterQueues in the last snapshot
+  std::map<std::string, SystemTime> missingSince;  // known once, absent since
+  std::set<std::string> goneQueues;  // absent for kQueueGrace: their series are dropped
 
   prometheus::Histogram& queueHistogram(prometheus::Family<prometheus::Histogram>& family,
                                         const Labels& labels) {
@@ -188,14 +194,27 @@ struct EngineMetrics::State {
   }
   bool gone(const std::string& clusterQueue) const { return goneQueues.count(clusterQueue) != 0; }
 
-  /// Follows the snapshot's ClusterQueues: a queue that was there and is not any more has its
-  /// fact-fed series removed (the snapshot-fed ones are skipped while it is gone).
-  void trackQueues(const std::vector<std::string>& now) {
+  /// Follows the snapshot's ClusterQueues: a queue that was there and has been absent for
+  /// kQueueGrace has its fact-fed series removed (the snapshot-fed ones are skipped while it is
+  /// gone). The grace keeps a queue that is deleted and re-applied (GitOps, a re-install) from
+  /// resetting its histograms.
+  void trackQueues(const std::vector<std::string>& now, SystemTime at) {
     std::set<std::string> current(now.begin(), now.end());
     for (const auto& q : knownQueues)
-      if (!current.count(q)) goneQueues.insert(q);
-    for (const auto& q : current) goneQueues.erase(q);
+      if (!current.count(q)) missingSince.emplace(q, at);
+    for (const auto& q : current) {
+      missingSince.erase(q);
+      goneQueues.erase(q);
+    }
     knownQueues = std::move(current);
+    for (auto it = missingSince.begin(); it != missingSince.end();) {
+      if (at - it->second >= kQueueGrace) {
+        goneQueues.insert(it->first);
+        it = missingSince.erase(it);
+      } else {
+        ++it;
+      }
+    }
     for (const auto& q : goneQueues) {
       if (auto it = queueHistograms.find(q); it != queueHistograms.end()) {
         for (auto [family, h] : it->second) family->Remove(h);
@@ -304,7 +323,7 @@ void EngineMetrics::duplicateExecution(std::string_view cluster) {
 
 void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventorySnapshot& inv) {
   auto& s = *s_;
-  s.trackQueues(e.clusterQueues);
+  s.trackQueues(e.clusterQueues, e.at);
   s.strandedGpus.begin();
   for (const auto& g : e.stranded)
     s.strandedGpus.set({{"cluster", g.cluster},

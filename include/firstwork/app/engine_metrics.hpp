@@ -32,6 +32,8 @@ namespace firstwork::app {
 ///  * Gauges and the live integrals (stranded and GPU-seconds) are set from snapshots: gauges
 ///    take the snapshot's value, counters grow by the snapshot's increase. A label set missing from
 ///    a snapshot has its series removed, so series go away with their cluster, queue or class.
+///  * A ClusterQueue absent from the snapshots for 10 minutes (deleted, not re-applied) takes
+///    every series labelled with it along, the fact-fed histograms and reclaim counters included.
 /// Single-threaded writer (the event loop); scrapes read through the registry.
 class EngineMetrics {
  public:

@@ -180,7 +180,8 @@ TEST_CASE("golden exposition: MultiKueue reconnection incident", "[app][expositi
   checkGolden("multikueue-reconnection", std::move(config));
 }
 
-TEST_CASE("a deleted ClusterQueue takes its series with it; cluster series stay", "[app][exposition]") {
+TEST_CASE("a ClusterQueue gone for 10 minutes takes its series with it; cluster series stay",
+          "[app][exposition]") {
   const fs::path dir = fs::path(FIRSTWORK_TEST_FIXTURES_DIR) / "exposition";
   const std::string stream = readFile(dir / "multikueue-reconnection.jsonl");
   engine::EngineConfig config;
@@ -211,6 +212,11 @@ TEST_CASE("a deleted ClusterQueue takes its series with it; cluster series stay"
                         {"cluster", "manager"},
                         {"event", {{"type", "DELETED"}, {"object", cq}}}};
   p.play(del.dump() + "\n");
+  // Still there within the 10-minute grace (a queue deleted and re-applied keeps its series).
+  CHECK(countQueue(p.exposition()) == 17 + 7 * 17 + 4 + 1);
+  p.play(R"({"at":"2026-08-20T10:25:59Z","advance":true})" "\n");
+  CHECK(countQueue(p.exposition()) == 17 + 7 * 17 + 4 + 1);
+  p.play(R"({"at":"2026-08-20T10:26:00Z","advance":true})" "\n");
   auto after = p.exposition();
   CHECK(countQueue(after) == 0);
   // What belongs to the cluster is not the queue's: the incident's figures stay.
