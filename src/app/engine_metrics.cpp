@@ -55,7 +55,9 @@ class GaugeSet {
 };
 
 /// Counters that follow a cumulative total from a snapshot: they grow by its increase. A label
-/// set that disappears from the snapshot has its series removed.
+/// set that disappears from the snapshot has its series removed; its last total is kept, so a
+/// series that comes back (a ClusterQueue created again under the same name) starts from 0 and
+/// grows by what accrues from then on, not by the source's whole history.
 class TotalSet {
  public:
   explicit TotalSet(prometheus::Family<prometheus::Counter>& family) : family_(family) {}
@@ -70,12 +72,10 @@ class TotalSet {
     seen_.insert(labels);
   }
   void end() {
-    for (auto it = live_.begin(); it != live_.end();) {
-      if (!seen_.count(it->first)) {
-        family_.Remove(it->second.counter);
-        it = live_.erase(it);
-      } else {
-        ++it;
+    for (auto& [labels, e] : live_) {
+      if (e.counter && !seen_.count(labels)) {
+        family_.Remove(e.counter);
+        e.counter = nullptr;
       }
     }
   }

@@ -224,5 +224,17 @@ TEST_CASE("a ClusterQueue gone for 10 minutes takes its series with it; cluster 
         std::string::npos);
   CHECK(after.find("firstwork_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",phase=\"starting\"} 1440") !=
         std::string::npos);
+
+  // Created again under the same name, the queue's counters start from 0: the reservation on the
+  // manager ended at dispatch (T+390), nothing accrued there since, so the series must not bring
+  // back the 1 080 GPU-s of the queue's previous life.
+  cq["metadata"]["uid"] = "recreated-train-cq";
+  nlohmann::json add = {{"at", "2026-08-20T10:16:30Z"},
+                        {"cluster", "manager"},
+                        {"event", {{"type", "ADDED"}, {"object", cq}}}};
+  p.play(add.dump() + "\n");
+  CHECK(p.exposition().find("firstwork_gpu_seconds_total{cluster=\"manager\",cluster_queue=\"train-cq\","
+                            "device_class=\"nvidia.com/gpu\",state=\"reserved\"} 0\n") !=
+        std::string::npos);
   fs::remove_all(storePath.parent_path());
 }
