@@ -227,8 +227,8 @@ std::optional<int64_t> parseInt(const std::string& s) {
   return neg ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v);
 }
 
-std::string httpDate() {
-  const std::time_t t = std::time(nullptr);
+std::string httpDate(SystemTime now) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
@@ -455,6 +455,11 @@ struct ApiServer::Impl {
   std::deque<ApiRequestRecord> records_;
   std::mt19937_64 rng_{std::random_device{}()};
 
+  // The cluster's clock (options.clock, else real time). Immutable option: no lock needed.
+  SystemTime clusterNow() const {
+    return opts_.clock != nullptr ? opts_.clock->systemNow() : std::chrono::system_clock::now();
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Served versions.
 
@@ -590,8 +595,7 @@ struct ApiServer::Impl {
     auto& meta = json["metadata"];
     if (!meta.contains("uid")) meta["uid"] = uuidLocked();
     if (!meta.contains("creationTimestamp")) {
-      meta["creationTimestamp"] =
-          formatRfc3339(std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+      meta["creationTimestamp"] = formatRfc3339(std::chrono::floor<std::chrono::seconds>(clusterNow()));
     }
     // CRDs and (since 1.34) Pods get a generation; other built-ins leave it to the caller.
     if (!meta.contains("generation") && (!builtIn(d) || std::string(d.plural) == "pods")) {
@@ -1550,8 +1554,8 @@ struct ApiServer::Impl {
     srv->Patch(".*", handler);
     srv->Delete(".*", handler);
     srv->Options(".*", handler);
-    srv->set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
-      res.set_header("Date", httpDate());
+    srv->set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Date", httpDate(clusterNow()));
       res.set_header("Cache-Control", "no-cache, private");
     });
 
@@ -1792,6 +1796,30 @@ void ApiServer::restartWithNewRvBase(uint64_t newBase) {
   }
   // A restarted process has no connections left: drop the idle keep-alive ones as well.
   if (listening) shutdownAcceptedConnections(port);
+}
+
+uint64_t ApiServer::injectRawEvent(const std::string& resource, const std::string& type,
+                                   const std::string& rawObject) {
+  const size_t r = Impl::resourceIndex(resource);
+  std::lock_guard<std::mutex> lk(impl_->mu_);
+  // A stand-in object that matches every watcher and no LIST key: history rebuilds
+  // (stateAtLocked) erase its key, which no stored object has.
+  auto placeholder = std::make_shared<Obj>();
+  placeholder->key = std::string(1, '\0') + "raw";
+  placeholder->json = Json{{"metadata", Json::object()}};
+  placeholder->rv = ++impl_->rv_;
+  Event ev;
+  ev.rv = placeholder->rv;
+  ev.res = r;
+  ev.type = EvType::kAdded;
+  ev.line = makeLine(type.c_str(), rawObject);
+  ev.obj = std::move(placeholder);
+  impl_->history_.push_back(std::move(ev));
+  Event& stored = impl_->history_.back();
+  for (auto& w : impl_->watchers_[r]) impl_->deliverLocked(*w, stored);
+  impl_->trimHistoryLocked();
+  impl_->rv_advanced_.notify_all();
+  return stored.rv;
 }
 
 void ApiServer::rotateToken(const std::string& newToken) {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "firstwork/core/clock.hpp"
+
 namespace firstwork::sim {
 
 struct ApiServerOptions {
@@ -31,6 +33,11 @@ struct ApiServerOptions {
   /// A watch without timeoutSeconds ends cleanly after minRequestTimeout·(1+rand[0,1)), as
   /// kube-apiserver does with --min-request-timeout=1800.
   std::chrono::seconds minRequestTimeout{1800};
+  /// The cluster's own clock: the `Date` header of every response and the creationTimestamp the
+  /// server stamps read it. Null = real time. A clock ahead of or behind the client's is a cluster
+  /// whose clock is skewed (the fault soak gives the servers the scenario's skewed clock). Must
+  /// outlive the server.
+  const Clock* clock = nullptr;
 };
 
 /// Server-side counters, for tests that assert on client behaviour.
@@ -160,6 +167,15 @@ class ApiServer {
   /// Replaces the accepted token; requests with the old one get 401 from now on.
   void rotateToken(const std::string& newToken);
   std::string token() const;
+  /// Hostile-input tests: a watch event of `type` ("ADDED", "MODIFIED", ...) whose object is
+  /// `rawObject` byte for byte — it may be invalid JSON, invalid UTF-8 or megabytes long. It gets
+  /// the next RV and enters the watch history (a watch from an earlier RV receives it again, as
+  /// from an API server that keeps serving a corrupt object), but no object is stored, so LIST
+  /// never shows it. Delivered to every open watch of `resource` (selectors are not applied).
+  /// Returns the RV it was given (write it into `rawObject` beforehand via
+  /// currentResourceVersion() + 1 if the event should carry it).
+  uint64_t injectRawEvent(const std::string& resource, const std::string& type,
+                          const std::string& rawObject);
 
   ApiServerStats stats() const;
 

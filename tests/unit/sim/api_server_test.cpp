@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "fakes/manual_clock.hpp"
 #include "stream_client.hpp"
 
 using firstwork::sim::ApiServer;
@@ -1142,4 +1143,57 @@ TEST_CASE("Requests are recorded without credentials", "[sim]") {
   CHECK(recs[1].status == 401);
   s.clearRequests();
   CHECK(s.requests().empty());
+}
+
+// ------------------------------------------------------------------------------------------------
+// Added for the fault soak and the hostile-input tests
+
+TEST_CASE("A skewed cluster clock dates every response and stamps creationTimestamp", "[sim]") {
+  firstwork::testing::ManualClock clock;  // 2026-05-01T10:00:00Z, a Friday
+  clock.advance(std::chrono::minutes(7));  // the cluster runs on its own, skewed time
+  ApiServerOptions o;
+  o.clock = &clock;
+  ApiServer s(o);
+  s.start();
+  auto r = get(s, "/api/v1/pods");
+  CHECK(r.header("Date") == "Fri, 01 May 2026 10:07:00 GMT");
+  CHECK(get(s, "/version").header("Date") == "Fri, 01 May 2026 10:07:00 GMT");
+  auto created = Json::parse(s.create("pods", pod("a", "p1")));
+  CHECK(created["metadata"]["creationTimestamp"] == "2026-05-01T10:07:00Z");
+  // A timestamp the caller gives is kept.
+  auto given = Json::parse(pod("a", "p2"));
+  given["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  CHECK(Json::parse(s.create("pods", given.dump()))["metadata"]["creationTimestamp"] ==
+        "2026-01-01T00:00:00Z");
+}
+
+TEST_CASE("injectRawEvent sends the object bytes verbatim and keeps them in the watch history",
+          "[sim]") {
+  ApiServer s;
+  s.start();
+  s.create("pods", pod("a", "p1"));
+  StreamClient live(s.port(), watchPath("/api/v1/pods", "resourceVersion=1"), kToken);
+  REQUIRE(live.waitHeaders());
+  const uint64_t next = s.currentResourceVersion() + 1;
+  const std::string raw = "{\"metadata\":{\"name\":\"bad\xff\xfe\",\"uid\":\"u-raw\",\"resourceVersion\":\"" +
+                          std::to_string(next) + "\"}}";
+  CHECK(s.injectRawEvent("pods", "ADDED", raw) == next);
+  s.create("pods", pod("a", "p2"));
+  REQUIRE(live.waitLines(2));
+  CHECK(live.lines()[0] == "{\"type\":\"ADDED\",\"object\":" + raw + "}");
+  CHECK(parseLine(live.lines()[1])["object"]["metadata"]["name"] == "p2");
+  // A watch from before it gets it again, like a corrupt object an API server keeps serving.
+  StreamClient replay(s.port(), watchPath("/api/v1/pods", "resourceVersion=1"), kToken);
+  REQUIRE(replay.waitLines(2));
+  CHECK(replay.lines()[0] == live.lines()[0]);
+  // No object is stored: LIST and count() do not show it, also as of an RV before p2.
+  CHECK(s.count("pods") == 2);
+  auto list = get(s, "/api/v1/pods");
+  REQUIRE(list.status == 200);
+  CHECK(list.json()["items"].size() == 2);
+  auto exact = get(s, "/api/v1/pods?resourceVersion=" + std::to_string(next) +
+                          "&resourceVersionMatch=Exact");
+  REQUIRE(exact.status == 200);
+  CHECK(exact.json()["items"].size() == 1);
+  CHECK(exact.json()["metadata"]["resourceVersion"] == std::to_string(next));
 }
