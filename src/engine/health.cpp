@@ -1,6 +1,7 @@
 // Stuck workloads and duplicate executions.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "detail/state.hpp"
 #include "firstwork/model/meta.hpp"
@@ -50,12 +51,24 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
 
 // One manager workload with running pods on two workers at once, or running again after it
 // finished. The worker that won (status.clusterName) is the legitimate one.
+//
+// Judged on event times, not on what happens to be in memory at the same moment: a worker whose
+// telemetry arrives late (a relist after a stall or 410) may show its running pod only after the
+// other worker's pod is already gone, and the two still ran at once. Each worker's run is
+// [earliest container start, end), where a pod that is gone (last seen running) ended at its
+// deletionTimestamp (the latest its containers were killed), else when the deletion was observed
+// (all the engine knows); a pod still there has not ended.
 void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
   lw.duplicateClustersNow.clear();
   if (lw.cycles.empty()) return;
   const Cycle& cy = lw.cycles.back();
-  std::map<std::string, SystemTime> running;  // cluster → earliest container start of a running pod
-  std::map<std::string, SystemTime> rerun;    // cluster → latest start after finished
+  struct Run {
+    SystemTime start{};
+    std::optional<SystemTime> end;  // nullopt: still running
+    bool runningNow = false;
+  };
+  std::map<std::string, Run> runs;          // cluster → its pods' run on that worker
+  std::map<std::string, SystemTime> rerun;  // cluster → latest start after finished
   const auto finished = cy.time(Milestone::Finished);
   for (const auto& [cl, uid] : lw.locals) {
     const LocalWorkload* l = local(cl, uid);
@@ -63,9 +76,9 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
     auto c = clusters.find(cl);
     for (const auto& podUid : l->pods) {
       auto p = c->second.pods.find(podUid);
-      if (p == c->second.pods.end() || p->second.deleted) continue;
+      if (p == c->second.pods.end()) continue;
       const model::Pod& pod = p->second.obj;
-      if (pod.phase != model::PodPhase::Running) continue;
+      if (pod.phase != model::PodPhase::Running) continue;  // last state seen: running
       std::optional<SystemTime> first;
       std::optional<SystemTime> latest;
       for (const auto& cs : pod.containers) {
@@ -74,16 +87,28 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
         if (!latest || *cs.startedAt > *latest) latest = cs.startedAt;
       }
       if (!first) continue;
-      auto [it, inserted] = running.try_emplace(cl, *first);
-      if (!inserted) it->second = std::min(it->second, *first);
-      if (finished && *latest > *finished) {
+      std::optional<SystemTime> end;
+      if (p->second.deleted) {
+        end = p->second.deletedAt;
+        if (pod.meta.deletionTimestamp && *pod.meta.deletionTimestamp < *end) end = pod.meta.deletionTimestamp;
+        if (*end < *first) end = *first;
+      }
+      auto [it, inserted] = runs.try_emplace(cl, Run{*first, end, !p->second.deleted});
+      if (!inserted) {
+        Run& r = it->second;
+        r.start = std::min(r.start, *first);
+        if (!end || (r.end && *end > *r.end)) r.end = end;
+        r.runningNow = r.runningNow || !p->second.deleted;
+      }
+      if (!p->second.deleted && finished && *latest > *finished) {
         auto [r, ins] = rerun.try_emplace(cl, *latest);
         if (!ins) r->second = std::max(r->second, *latest);
       }
     }
   }
-  auto emit = [&](DuplicateKind kind, const std::string& cl, SystemTime at) {
-    lw.duplicateClustersNow.push_back(cl);
+  auto emit = [&](DuplicateKind kind, const std::string& cl, SystemTime at,
+                  const std::vector<std::string>& clusters2, bool now) {
+    if (now) lw.duplicateClustersNow.push_back(cl);
     std::string key = "dup/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" +
                       std::string(duplicateKindName(kind)) + "/" + cl;
     if (!lw.duplicateKeys.insert(key).second) return;
@@ -93,29 +118,60 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
     d.cycleId = cy.id;
     d.kind = kind;
     d.cluster = cl;
-    for (const auto& [name, t] : running) d.clusters.push_back(name);
+    d.clusters = clusters2;
     d.eventTime = at;
     d.observedAt = lw.lastObservedAt;
     ++duplicateTotals[cl];
     produced.duplicates.push_back(std::move(d));
   };
-  if (lw.multikueue && running.size() >= 2) {
+  if (lw.multikueue && runs.size() >= 2) {
     std::string winner = cy.dispatchedCluster;
     if (const LocalWorkload* h = home(lw); winner.empty() && h != nullptr) {
       winner = workerForMkc(h->obj.clusterName);
     }
-    if (running.find(winner) == running.end()) {
-      winner = std::min_element(running.begin(), running.end(), [](const auto& a, const auto& b) {
-                 return a.second < b.second;
+    if (runs.find(winner) == runs.end()) {
+      winner = std::min_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+                 return a.second.start < b.second.start;
                })->first;
     }
-    SystemTime latest{};
-    for (const auto& [cl, t] : running) latest = std::max(latest, t);
-    for (const auto& [cl, t] : running) {
-      if (cl != winner) emit(DuplicateKind::Concurrent, cl, latest);
+    auto overlapStart = [](const Run& a, const Run& b) -> std::optional<SystemTime> {
+      const SystemTime from = std::max(a.start, b.start);
+      if ((a.end && *a.end <= from) || (b.end && *b.end <= from)) return std::nullopt;
+      return from;
+    };
+    // Every worker whose run overlaps another's is part of the duplicate (the `clusters` list);
+    // every loser whose run overlaps the winner's, or any other run, is one.
+    std::vector<std::string> involved;
+    for (const auto& [cl, r] : runs) {
+      for (const auto& [other, o] : runs) {
+        if (other != cl && overlapStart(r, o)) {
+          involved.push_back(cl);
+          break;
+        }
+      }
+    }
+    const Run& w = runs.at(winner);
+    for (const auto& [cl, r] : runs) {
+      if (cl == winner) continue;
+      std::optional<SystemTime> at = overlapStart(r, w);
+      for (const auto& [other, o] : runs) {
+        if (at || other == cl) continue;
+        at = overlapStart(r, o);
+      }
+      if (!at) continue;
+      // Running on two workers right now (the gauge) only while both pods are still there.
+      bool now = r.runningNow && std::any_of(runs.begin(), runs.end(), [&](const auto& e) {
+                   return e.first != cl && e.second.runningNow;
+                 });
+      emit(DuplicateKind::Concurrent, cl, *at, involved, now);
     }
   }
-  for (const auto& [cl, t] : rerun) emit(DuplicateKind::Rerun, cl, t);
+  if (!rerun.empty()) {
+    std::vector<std::string> runningNow;
+    for (const auto& [cl, r] : runs)
+      if (r.runningNow) runningNow.push_back(cl);
+    for (const auto& [cl, t] : rerun) emit(DuplicateKind::Rerun, cl, t, runningNow, true);
+  }
 }
 
 }  // namespace firstwork::engine

@@ -89,3 +89,91 @@ TEST_CASE("A workload running again after it finished is a duplicate execution",
   CHECK(h.all.duplicates[0].eventTime == at(seconds(610)));
   CHECK(dupNow(h.e.snapshot(), "c1") == 1);
 }
+
+namespace {
+
+/// The MultiKueue duplicate drill's estate: manager Workload dispatched to w1 (the winner), a
+/// worker copy on w1 and on w2 each (w2's was not garbage-collected).
+void duplicateEstate(Harness& h) {
+  h.put("manager", multiKueueConfig("cfg", {"w1", "w2"}), at(seconds(-3600)));
+  h.put("w1", gpuNode("a", 8, at(seconds(-7200))), at(seconds(-3600)));
+  h.put("w2", gpuNode("b", 8, at(seconds(-7200))), at(seconds(-3600)));
+  WorkloadBuilder m("team", "job-dup", "m-dup", at(seconds(0)));
+  m.ownedByJob("dup", "job-dup").podSet(1, 1).reserved("cq", at(seconds(5))).dispatchedTo("w1", at(seconds(100)));
+  h.put("manager", m.obj(), at(seconds(100)));
+  for (const std::string w : {"w1", "w2"}) {
+    WorkloadBuilder copy("team", "job-dup", "copy-" + w, at(seconds(10)));
+    copy.podSet(1, 1).remoteCopy().reserved("wcq", at(seconds(20))).admitted(at(seconds(20)));
+    h.put(w, copy.obj(), at(seconds(100)));
+  }
+}
+
+}  // namespace
+
+// Found by the fault soak (duplicate-dispatch under a 410 storm on one worker): which pod the
+// engine happened to see first decided whether a duplicate existed.
+TEST_CASE("A duplicate execution is judged on event times, however late one worker's pods arrive",
+          "[engine][duplicate]") {
+  Harness h(multiKueueConfigFor({"w1", "w2"}));
+  duplicateEstate(h);
+  auto p1 = PodBuilder("team", "dup-0", "pod-w1", at(seconds(110))).workloadAnnotation("job-dup").gpus(1)
+                .scheduled("a", at(seconds(120))).running(at(seconds(200)));
+  auto p2 = PodBuilder("team", "dup-0", "pod-w2", at(seconds(30))).workloadAnnotation("job-dup").gpus(1)
+                .scheduled("b", at(seconds(40))).running(at(seconds(250)));
+  h.put("w1", p1.obj(), at(seconds(201)));
+  h.step(at(seconds(201)));
+  // w1's pod goes away (deletion observed at 400 s, no deletionTimestamp: as after a relist).
+  h.remove("w1", p1.obj(), at(seconds(400)));
+  h.step(at(seconds(400)));
+  CHECK(h.all.duplicates.empty());
+  // w2's telemetry was late: its pod, running since 250 s, is seen only at 450 s. The two ran at
+  // once over [250 s, 400 s): one concurrent duplicate beginning at 250 s, not running any more.
+  h.put("w2", p2.obj(), at(seconds(450)));
+  h.step(at(seconds(450)));
+  REQUIRE(h.all.duplicates.size() == 1);
+  const auto& d = h.all.duplicates[0];
+  CHECK(d.kind == DuplicateKind::Concurrent);
+  CHECK(d.cluster == "w2");
+  CHECK(d.clusters == std::vector<std::string>{"w1", "w2"});
+  CHECK(d.eventTime == at(seconds(250)));
+  CHECK(dupNow(h.e.snapshot(), "w2") == 0);
+  // Seen in the other order, the same single duplicate.
+  Harness g(multiKueueConfigFor({"w1", "w2"}));
+  duplicateEstate(g);
+  g.put("w2", p2.obj(), at(seconds(251)));
+  g.step(at(seconds(251)));
+  CHECK(g.all.duplicates.empty());  // w1 not seen yet: nothing to compare with
+  g.put("w1", p1.obj(), at(seconds(460)));
+  g.step(at(seconds(460)));
+  REQUIRE(g.all.duplicates.size() == 1);
+  CHECK(g.all.duplicates[0].eventTime == at(seconds(250)));
+  CHECK(dupNow(g.e.snapshot(), "w2") == 1);
+}
+
+TEST_CASE("Pods that ran one after the other on two workers are not a duplicate execution",
+          "[engine][duplicate]") {
+  Harness h(multiKueueConfigFor({"w1", "w2"}));
+  duplicateEstate(h);
+  // w1's pod ran from 200 s and was deleted by 245 s (its deletionTimestamp; the deletion was
+  // observed at 400 s). w2's pod started at 250 s: after, not during.
+  auto p1 = PodBuilder("team", "dup-0", "pod-w1", at(seconds(110))).workloadAnnotation("job-dup").gpus(1)
+                .scheduled("a", at(seconds(120))).running(at(seconds(200)));
+  p1.mutate().meta.deletionTimestamp = at(seconds(245));
+  auto p2 = PodBuilder("team", "dup-0", "pod-w2", at(seconds(30))).workloadAnnotation("job-dup").gpus(1)
+                .scheduled("b", at(seconds(40))).running(at(seconds(250)));
+  h.put("w1", p1.obj(), at(seconds(201)));
+  h.remove("w1", p1.obj(), at(seconds(400)));
+  h.put("w2", p2.obj(), at(seconds(450)));
+  h.step(at(seconds(450)));
+  CHECK(h.all.duplicates.empty());
+  // Deleted later than w2's start: they did overlap, over [250 s, 300 s).
+  Harness g(multiKueueConfigFor({"w1", "w2"}));
+  duplicateEstate(g);
+  p1.mutate().meta.deletionTimestamp = at(seconds(300));
+  g.put("w1", p1.obj(), at(seconds(201)));
+  g.remove("w1", p1.obj(), at(seconds(400)));
+  g.put("w2", p2.obj(), at(seconds(450)));
+  g.step(at(seconds(450)));
+  REQUIRE(g.all.duplicates.size() == 1);
+  CHECK(g.all.duplicates[0].eventTime == at(seconds(250)));
+}
