@@ -242,6 +242,16 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
     }
   }
   if (conditionTrue(ad) && inCycle(ct(ad))) cy.set(Milestone::Admitted, value(ct(ad)));
+  // A condition True in a state seen since the last settle counts as if it were still True.
+  auto resetTrue = [&](const model::Condition* now, const char* type) {
+    if (conditionTrue(now)) return now;
+    for (auto it = h.resetConditions.rbegin(); it != h.resetConditions.rend(); ++it) {
+      if (it->type == type && inCycle(ct(&*it))) return &*it;
+    }
+    return now;
+  };
+  ev = resetTrue(ev, "Evicted");
+  pr = resetTrue(pr, "Preempted");
   if (conditionTrue(ev) && inCycle(ct(ev))) cy.set(Milestone::Evicted, value(ct(ev), ev->reason));
   if (conditionTrue(pr) && inCycle(ct(pr))) {
     MilestoneValue v = value(ct(pr), pr->reason);
@@ -503,6 +513,7 @@ void MilestoneEngine::State::settle(LogicalWorkload& lw) {
     }
   }
   deriveCycles(lw, *h);
+  h->resetConditions.clear();
   resolveDevices(lw);
   for (auto& cy : lw.cycles) podMilestones(lw, cy);
   for (auto& cy : lw.cycles) {

@@ -180,6 +180,16 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
   } else {
     l.deleted = false;
   }
+  if (!inserted) {
+    // Found by the fault soak: with an eviction and a re-admission delivered in one batch, only
+    // the re-admitted state was judged, so whether an eviction was recorded depended on timing.
+    for (const char* t : {"Evicted", "Preempted"}) {
+      const model::Condition* was = condition(l.obj.conditions, t);
+      if (conditionTrue(was) && !conditionTrue(condition(w.conditions, t))) {
+        l.resetConditions.push_back(*was);
+      }
+    }
+  }
   l.obj = w;
   l.lastObservedAt = std::max(l.lastObservedAt, at);
   indexWorkload(c, l);

@@ -121,6 +121,10 @@ struct LocalWorkload {
   std::string logical;       // key of the logical workload ("" while a copy's manager is unknown)
   std::set<std::string> pods;  // uids of pods joined to it (same cluster)
   std::set<std::pair<int64_t, std::string>> preemptionsSeen;  // (time ns, reason) processed
+  /// Evicted/Preempted conditions True in a state delivered since the last settle and no longer
+  /// True in the latest one (set and reset within one batch): still milestones, whatever the
+  /// batching. Cleared by settle().
+  std::vector<model::Condition> resetConditions;
 };
 
 struct PodRecord {

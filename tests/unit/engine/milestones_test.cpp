@@ -348,3 +348,32 @@ TEST_CASE("Malformed objects are skipped and counted; missing condition times fa
   REQUIRE(reserved);
   CHECK(reserved->eventTime == at(seconds(7)));
 }
+
+// Found by the fault soak (duplicate-dispatch): an eviction and the re-admission that undoes it,
+// delivered in one batch, left no eviction behind, while the same two states in two batches did.
+TEST_CASE("An eviction undone within one batch is recorded as if the batches were separate",
+          "[engine]") {
+  auto play = [](bool oneBatch) {
+    Harness h(standaloneConfig("c1"));
+    WorkloadBuilder w("ns", "job-flip", "w-flip", at(seconds(0)));
+    w.ownedByJob("flip", "job-flip").podSet(1, 1).reserved("cq", at(seconds(5))).admitted(at(seconds(5)));
+    h.put("c1", w.obj(), at(seconds(6)));
+    h.step(at(seconds(6)));
+    // At 480 s: Evicted=True (AdmissionCheck), then at once Evicted=False (re-admitted).
+    w.evicted("AdmissionCheck", at(seconds(480)), "At least one admission check is false");
+    h.put("c1", w.obj(), at(seconds(481)));
+    if (!oneBatch) h.step(at(seconds(481)));
+    w.condition(cond("Evicted", false, "QuotaReserved", at(seconds(480)),
+                     "Previously: At least one admission check is false"));
+    h.put("c1", w.obj(), at(seconds(481)));
+    h.step(at(seconds(482)));
+    return h.milestone("w-flip", Milestone::Evicted);
+  };
+  auto separate = play(false);
+  auto together = play(true);
+  REQUIRE(separate);
+  REQUIRE(together);
+  CHECK(separate->eventTime == at(seconds(480)));
+  CHECK(together->eventTime == at(seconds(480)));
+  CHECK(together->reason == "AdmissionCheck");
+}
