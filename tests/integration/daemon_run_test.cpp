@@ -1,48 +1,23 @@
 // firstworkd run / check-config as an operator runs them: the real binary, real HTTPS watch
 // streams to Kubernetes API test servers on 127.0.0.1, real HTTP scrapes.
-#include <httplib.h>
-#include <stdlib.h>
-
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
-#include <regex>
 
-#include "firstwork/sim/api_server.hpp"
-#include "support/subprocess.hpp"
-#include "support/temp_dir.hpp"
+#include "support/daemon_harness.hpp"
 
 using namespace firstwork;
 using namespace std::chrono_literals;
-namespace fs = std::filesystem;
 using firstwork::testing::eventually;
 using firstwork::testing::Subprocess;
 using firstwork::testing::TempDir;
+using firstwork::testing::testLogPath;
+using firstwork::testing::testSecret;
 
 namespace {
 
-/// The daemon logs its listen URL at start ("listen":"http://127.0.0.1:PORT").
-std::string listenUrl(Subprocess& p) {
-  std::string url;
-  eventually(
-      [&] {
-        std::smatch m;
-        auto out = p.output();
-        static const std::regex re("\"listen\":\"(http://127\\.0\\.0\\.1:[0-9]+)\"");
-        if (std::regex_search(out, m, re)) url = m[1];
-        return !url.empty() || !p.running();
-      },
-      30s);
-  return url;
-}
+std::string listenUrl(Subprocess& p) { return firstwork::testing::waitForListenUrl(p); }
 
 std::string get(const std::string& base, const std::string& path, int* status = nullptr) {
-  httplib::Client c(base);
-  c.set_connection_timeout(2);
-  c.set_read_timeout(5);
-  auto r = c.Get(path.c_str());
-  if (status) *status = r ? r->status : 0;
-  return r ? r->body : std::string();
+  return firstwork::testing::httpGet(base, path, status);
 }
 
 bool allWatches(const std::string& metrics, const std::string& cluster,
@@ -68,18 +43,18 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
   sim::ApiServerOptions mo;
   mo.tls = true;
   mo.name = "management";
-  mo.token = "management-token-0123";
+  mo.token = testSecret("management-token");
   mo.draVersion = "";  // a management cluster without DRA: reported once, not retried hot
   sim::ApiServer management(mo);
   management.start();
   sim::ApiServerOptions wo;
   wo.tls = true;
   wo.name = "worker";
-  wo.token = "worker-token-4567";
+  wo.token = testSecret("worker-token");
   sim::ApiServer worker(wo);
   worker.start();
 
-  TempDir dir;
+  TempDir dir("firstwork-it");
   auto mk = dir.write("management.kubeconfig", management.kubeconfig("management"));
   auto wk = dir.write("worker.kubeconfig", worker.kubeconfig("worker"));
   auto cfg = dir.write("firstwork.yaml", "clusters:\n"
@@ -95,7 +70,7 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
                                          "  listen: 127.0.0.1:0\n"
                                          "watch:\n"
                                          "  stallTimeout: 10s\n");
-  Subprocess daemon({FIRSTWORKD_PATH, "run", "--config", cfg}, (dir.path / "out.log").string());
+  Subprocess daemon({FIRSTWORKD_PATH, "run", "--config", cfg}, testLogPath("daemon-run"));
   auto base = listenUrl(daemon);
   INFO(daemon.output());
   REQUIRE(!base.empty());
@@ -186,7 +161,7 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
 
 TEST_CASE("firstworkd check-config reports every mistake of a bad config and exits 2",
           "[integration]") {
-  TempDir dir;
+  TempDir dir("firstwork-it");
   auto cfg = dir.write("bad.yaml",
                        "clusters:\n"
                        "  - name: Management_1\n"      // 1: not a DNS-1123 name
@@ -213,7 +188,7 @@ TEST_CASE("firstworkd check-config reports every mistake of a bad config and exi
 }
 
 TEST_CASE("firstworkd --version and --help answer without a config", "[integration]") {
-  TempDir dir;
+  TempDir dir("firstwork-it");
   Subprocess v({FIRSTWORKD_PATH, "--version"}, (dir.path / "v.log").string());
   CHECK(v.wait(30s) == std::optional<int>(0));
   CHECK(v.output().find("firstworkd 0.1.0") == 0);
@@ -227,11 +202,11 @@ TEST_CASE("firstworkd --version and --help answer without a config", "[integrati
 TEST_CASE("firstworkd demo, as the README runs it, shows stranded GPU-seconds rising as drills "
           "complete",
           "[integration][demo]") {
-  TempDir dir;
+  TempDir dir("firstwork-it");
   // The README's run command is `scripts/demo.sh`, which builds and then execs `firstworkd demo`
   // with its arguments; here at 120x so the first two drills complete within seconds.
   Subprocess demo({FIRSTWORKD_PATH, "demo", "--speed", "120", "--listen", "127.0.0.1:0"},
-                  (dir.path / "demo.log").string());
+                  testLogPath("demo"));
   std::string base;
   eventually(
       [&] {

@@ -10,6 +10,7 @@
 #include "support/prometheus.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
+#include "support/test_logs.hpp"
 
 namespace firstwork::testing {
 
@@ -28,7 +29,7 @@ struct Estate {
     using namespace std::chrono_literals;
     std::vector<std::string> argv{FIRSTWORKD_PATH, "demo", "--listen", "127.0.0.1:0"};
     argv.insert(argv.end(), demoArgs.begin(), demoArgs.end());
-    demo = std::make_unique<Subprocess>(argv, (dir.path / "demo.log").string());
+    demo = std::make_unique<Subprocess>(argv, testLogPath("prometheus-demo"));
     std::string target;
     eventually(
         [&] {
