@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "detail/decoders.hpp"
 
 namespace firstwork::model {
@@ -24,7 +27,27 @@ constexpr size_t kMaxStatusMessageBytes = 1024;
 struct ThreadState {
   od::parser parser{kMaxDocumentBytes};
   std::string scratch;
+  std::string repaired;  // a copy of an input that was not valid UTF-8, repaired
 };
+
+/// Length of the valid UTF-8 sequence at s[i] (1–4), or 0 when the byte there does not start
+/// one (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
+size_t utf8SequenceAt(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  auto cont = [&](size_t k) { return (b(k) & 0xC0u) == 0x80u; };
+  const unsigned c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return b(1) >= lo && b(1) <= hi && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return b(1) >= lo && b(1) <= hi && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
 
 ThreadState& threadState() {
   thread_local ThreadState state;
@@ -35,14 +58,14 @@ ThreadState& threadState() {
 /// place and restored on destruction, or a copy in the thread's scratch buffer.
 class PaddedInput {
  public:
-  explicit PaddedInput(std::string_view in) : len_(in.size()) {
+  explicit PaddedInput(std::string_view in) : len_(in.size()), original_(in.size()) {
     std::string& s = threadState().scratch;
     s.assign(in);
     s.append(simdjson::SIMDJSON_PADDING, ' ');
     data_ = s.data();
     cap_ = s.size();
   }
-  explicit PaddedInput(std::string& in) : owner_(&in), len_(in.size()) {
+  explicit PaddedInput(std::string& in) : owner_(&in), len_(in.size()), original_(in.size()) {
     in.append(simdjson::SIMDJSON_PADDING, ' ');
     data_ = in.data();
     cap_ = in.size();
@@ -50,10 +73,11 @@ class PaddedInput {
   PaddedInput(const PaddedInput&) = delete;
   PaddedInput& operator=(const PaddedInput&) = delete;
   ~PaddedInput() {
-    if (owner_ != nullptr) owner_->resize(len_);
+    if (owner_ != nullptr) owner_->resize(original_);
     ThreadState& st = threadState();
-    if (len_ > kRetainBytes) {
+    if (original_ > kRetainBytes) {
       std::string().swap(st.scratch);
+      std::string().swap(st.repaired);
       st.parser = od::parser{kMaxDocumentBytes};
     }
   }
@@ -62,23 +86,68 @@ class PaddedInput {
   size_t size() const { return len_; }
   const char* end() const { return data_ + cap_; }
 
-  /// Starts the parse; an error here means the text is not JSON (or not valid UTF-8).
-  Status iterate(od::document& doc) const {
+  /// Starts the parse; an error here means the text is not JSON. Text that is not valid UTF-8
+  /// is parsed as repaired (see repairUtf8()): one bad byte must not cost a whole LIST page or
+  /// stall a watch on a line that can never decode.
+  Status iterate(od::document& doc) {
     if (len_ > kMaxDocumentBytes) {
       return makeError(fmt::format("document of {} bytes exceeds the {} MiB limit", len_,
                                    kMaxDocumentBytes >> 20));
     }
-    if (auto e = threadState().parser.iterate(data_, len_, cap_).get(doc)) {
-      return makeError(fmt::format("invalid JSON: {}", simdjson::error_message(e)));
+    auto e = threadState().parser.iterate(data_, len_, cap_).get(doc);
+    if (e == simdjson::UTF8_ERROR && repairs_.empty() && repairUtf8()) {
+      e = threadState().parser.iterate(data_, len_, cap_).get(doc);
     }
+    if (e) return makeError(fmt::format("invalid JSON: {}", simdjson::error_message(e)));
     return Ok{};
   }
 
+  /// Bytes replaced by U+FFFD because they were not valid UTF-8 (0: the input was valid).
+  size_t repairs() const { return repairs_.size(); }
+  /// Whether [from, to) — positions in data() — holds a replaced byte: that part of the document
+  /// (a list item, the event's object) came with invalid UTF-8 and is not trusted.
+  bool repairedWithin(const char* from, const char* to) const {
+    if (repairs_.empty() || from == nullptr) return false;
+    const size_t a = static_cast<size_t>(from - data_);
+    const size_t b = to == nullptr ? len_ : static_cast<size_t>(to - data_);
+    auto it = std::lower_bound(repairs_.begin(), repairs_.end(), a);
+    return it != repairs_.end() && *it < b;
+  }
+
  private:
+  /// Switches to a copy in which every byte that does not belong to a valid UTF-8 sequence is
+  /// replaced by U+FFFD — what Go's encoding/json (the API server's writer) would have sent — and
+  /// remembers where. False when the input was valid after all.
+  bool repairUtf8() {
+    const std::string_view in(data_, len_);
+    std::string& out = threadState().repaired;
+    out.clear();
+    out.reserve(len_ + 64 + simdjson::SIMDJSON_PADDING);
+    for (size_t i = 0; i < in.size();) {
+      const size_t n = utf8SequenceAt(in, i);
+      if (n == 0) {
+        repairs_.push_back(out.size());
+        out.append("\xEF\xBF\xBD");
+        ++i;
+      } else {
+        out.append(in.substr(i, n));
+        i += n;
+      }
+    }
+    if (repairs_.empty()) return false;
+    len_ = out.size();
+    out.append(simdjson::SIMDJSON_PADDING, ' ');
+    data_ = out.data();
+    cap_ = out.size();
+    return true;
+  }
+
   std::string* owner_ = nullptr;
   const char* data_ = nullptr;
   size_t len_ = 0;
   size_t cap_ = 0;
+  size_t original_ = 0;
+  std::vector<size_t> repairs_;  // positions of U+FFFD written by repairUtf8(), ascending
 };
 
 /// After the root value was read completely: is there anything but whitespace left?
@@ -230,7 +299,7 @@ std::string recoverResourceVersion(od::document& doc) {
   return std::string(rv);
 }
 
-Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
+Result<WatchEvent> decodeEvent(PaddedInput& in, Kind kind) {
   od::document doc;
   if (auto st = in.iterate(doc); !st) return makeError(st.error());
   Ctx c;
@@ -288,6 +357,12 @@ Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
   if (!haveObject) ev.decodeError = "object: missing";
   bool objectEvent = ev.type == EventType::Added || ev.type == EventType::Modified ||
                      ev.type == EventType::Deleted;
+  if (objectEvent && in.repairs() > 0) {
+    // Parsed only after repair: the event keeps its place in the stream (type, RV), the object
+    // is not trusted and is skipped like any other undecodable one.
+    ev.object.reset();
+    ev.decodeError = fmt::format("invalid UTF-8 ({} bytes)", in.repairs());
+  }
   if (objectEvent && !ev.decodeError.empty() && ev.resourceVersion.empty() && haveObject) {
     ev.resourceVersion = recoverResourceVersion(doc);
   }
@@ -296,7 +371,7 @@ Result<WatchEvent> decodeEvent(const PaddedInput& in, Kind kind) {
 
 // ---- lists ----
 
-Result<ListPage> decodeListBody(const PaddedInput& in, Kind kind) {
+Result<ListPage> decodeListBody(PaddedInput& in, Kind kind) {
   od::document doc;
   if (auto st = in.iterate(doc); !st) return makeError(st.error());
   Ctx c;
@@ -307,6 +382,11 @@ Result<ListPage> decodeListBody(const PaddedInput& in, Kind kind) {
   ListPage page;
   std::string listKind, listApiVersion;
   bool haveItems = false;
+  // With a repaired document: where each item starts (and the items array ends), and which item
+  // each kept object came from, so that only items holding a replaced byte are dropped.
+  std::vector<const char*> itemStarts;
+  std::vector<size_t> keptFrom;
+  const char* itemsEnd = nullptr;
   bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
     if (k == "kind") return detail::readIdent(c, x, listKind);
     if (k == "apiVersion") return detail::readIdent(c, x, listApiVersion);
@@ -328,10 +408,17 @@ Result<ListPage> decodeListBody(const PaddedInput& in, Kind kind) {
       page.items.clear();
       page.itemErrors.clear();
       page.skippedItems = 0;
-      return detail::forElements(c, x, [&](size_t i, od::value& item) {
+      itemStarts.clear();
+      keptFrom.clear();
+      bool itemsOk = detail::forElements(c, x, [&](size_t i, od::value& item) {
+        if (in.repairs() > 0) {
+          const char* at = nullptr;
+          itemStarts.push_back(item.current_location().get(at) ? nullptr : at);
+        }
         Object obj;
         if (detail::readObject(c, item, kind, obj)) {
           page.items.push_back(std::move(obj));
+          keptFrom.push_back(i);
           return true;
         }
         if (c.syntax) return false;
@@ -343,10 +430,32 @@ Result<ListPage> decodeListBody(const PaddedInput& in, Kind kind) {
         c.clear();
         return true;
       });
+      if (itemsOk && in.repairs() > 0 && doc.current_location().get(itemsEnd)) itemsEnd = nullptr;
+      return itemsOk;
     }
     return true;
   });
   if (!ok) return makeError("list: " + c.message());
+  if (in.repairs() > 0) {
+    // Items holding a byte that was not valid UTF-8 are skipped and reported; the others stand.
+    std::vector<Object> kept;
+    for (size_t k = 0; k < page.items.size(); ++k) {
+      const size_t i = keptFrom[k];
+      const char* from = i < itemStarts.size() ? itemStarts[i] : nullptr;
+      const char* to = i + 1 < itemStarts.size() ? itemStarts[i + 1] : itemsEnd;
+      if (from != nullptr && !in.repairedWithin(from, to)) {
+        kept.push_back(std::move(page.items[k]));
+        continue;
+      }
+      ++page.skippedItems;
+      if (page.itemErrors.size() < kMaxItemErrors) {
+        Ctx bad;
+        bad.fail("invalid UTF-8");
+        page.itemErrors.push_back(fmt::format("items[{}]: {}", i, objectError(bad, page.items[k], kind)));
+      }
+    }
+    page.items = std::move(kept);
+  }
   if (!atEnd(doc)) return makeError("list: trailing content after the list object");
   if (listKind == "Status") return makeError("list: the response is a Status, not a list");
   if (!haveItems) return makeError("list: no items field (not a list)");
@@ -361,7 +470,7 @@ Result<ListPage> decodeListBody(const PaddedInput& in, Kind kind) {
   return page;
 }
 
-Result<Object> decodeObjectBody(const PaddedInput& in, Kind kind) {
+Result<Object> decodeObjectBody(PaddedInput& in, Kind kind) {
   od::document doc;
   if (auto st = in.iterate(doc); !st) return makeError(st.error());
   Ctx c;
@@ -371,6 +480,11 @@ Result<Object> decodeObjectBody(const PaddedInput& in, Kind kind) {
   Object obj;
   if (!detail::readObject(c, root, kind, obj)) return makeError(objectError(c, obj, kind));
   if (!atEnd(doc)) return makeError("trailing content after the object");
+  if (in.repairs() > 0) {
+    Ctx bad;
+    bad.fail(fmt::format("invalid UTF-8 ({} bytes)", in.repairs()));
+    return makeError(objectError(bad, obj, kind));
+  }
   return obj;
 }
 

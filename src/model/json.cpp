@@ -181,6 +181,12 @@ bool readTime(Ctx& c, od::value& v, std::optional<SystemTime>& dst) {
   }
   auto t = parseRfc3339(s);
   if (!t) return c.fail(t.error());
+  // No API server or kubelet stamps a time before the Unix epoch (their clocks do not go there,
+  // and Go writes an unset time as null); such a value is hostile and would make latencies of
+  // decades out of one object.
+  if (*t < SystemTime{}) {
+    return c.fail(fmt::format("time \"{}\" is before 1970-01-01", truncateUtf8(s, 64)));
+  }
   dst = *t;
   return true;
 }
