@@ -429,7 +429,12 @@ void Reflector::completeList() {
       continue;
     }
     auto obj = std::make_shared<const model::Object>(std::move(item));
-    if (!next.emplace(std::move(uid), obj).second) continue;  // duplicate in the list: keep first
+    if (!next.emplace(std::move(uid), obj).second) {
+      // Two items claiming one uid (hostile: uids are unique per cluster): keep the first.
+      ++stats_.decodeErrors;
+      if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+      continue;
+    }
     order.push_back(obj);
   }
   listed_.clear();
@@ -452,6 +457,7 @@ void Reflector::completeList() {
   store_ = std::move(next);
   lastRv_ = listedRv_;
   lastRvUnusable_ = false;
+  malformedAt_.reset();
   expiredContinues_ = 0;
   unpaginated_ = false;
   consecutiveUnauthorized_ = 0;
@@ -560,8 +566,11 @@ void Reflector::onWatchData(uint64_t gen, std::string_view chunk) {
     endWatch();
     HttpResult r;
     r.head.status = 200;
-    r.error = "watch event larger than " + std::to_string(options_.maxLineBytes) + " bytes";
-    retryAfterFailure(RestartReason::TooLarge, r, Phase::Watch, "watch");
+    r.error = "watch event larger than " + std::to_string(options_.maxLineBytes) +
+              " bytes; relisting";
+    // Watching again from the same RV would meet the same line again (for ever); a LIST brings
+    // the object within its own bound and the next watch starts after it.
+    retryAfterFailure(RestartReason::TooLarge, r, Phase::List, "watch");
   }
 }
 
@@ -571,12 +580,17 @@ bool Reflector::onWatchLine(std::string_view line) {
   auto ev = model::decodeWatchEvent(lineBuf_, kind_);
   if (!ev) {
     // Not a watch event at all (truncated or garbled line): the stream cannot be trusted past
-    // this point, but everything before it was applied; re-watch from the last good RV.
+    // this point, but everything before it was applied; re-watch from the last good RV. If the
+    // line comes again at the same place, the server serves it there (it is not a glitch of
+    // the connection): relist, so the next watch starts past it, instead of looping on it.
     endWatch();
+    const bool again = malformedAt_ && *malformedAt_ == lastRv_;
+    malformedAt_ = lastRv_;
     HttpResult r;
     r.head.status = 200;
-    r.error = "malformed watch line (" + std::to_string(line.size()) + " bytes): " + ev.error();
-    retryAfterFailure(RestartReason::DecodeError, r, Phase::Watch, "watch");
+    r.error = "malformed watch line (" + std::to_string(line.size()) + " bytes): " + ev.error() +
+              (again ? "; again at the same resourceVersion, relisting" : "");
+    retryAfterFailure(RestartReason::DecodeError, r, again ? Phase::List : Phase::Watch, "watch");
     return false;
   }
   if (ctx_.observer) ctx_.observer->onWatchEvent(ctx_.cluster, resource(), ev->type);
@@ -630,6 +644,22 @@ bool Reflector::onWatchLine(std::string_view line) {
   }
   ++watchEvents_;
   auto it = store_.find(meta.uid);
+  if (it != store_.end()) {
+    const model::ObjectMeta& held = model::metaOf(*it->second);
+    if (held.name != meta.name || held.namespace_ != meta.namespace_) {
+      // Names and namespaces never change and uids are unique: another object claiming a uid
+      // already held is hostile. Skipped and counted; the object holding it stays as it was.
+      ++stats_.decodeErrors;
+      if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+      if (stats_.decodeErrors <= 10 || stats_.decodeErrors % 1000 == 0) {
+        detail::logger()->warn(
+            "watch event skipped cluster={} resource={} rv={} decode_errors={} error=\"uid {} "
+            "is held by another object\"",
+            ctx_.cluster, resource(), lastRv_, stats_.decodeErrors, meta.uid);
+      }
+      return true;
+    }
+  }
   if (ev->type == model::EventType::Deleted) {
     if (it == store_.end()) return true;  // never seen (or already gone): nothing to tell
     auto prev = std::move(it->second);

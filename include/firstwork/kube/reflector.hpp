@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -71,7 +72,11 @@ struct ReflectorOptions {
   std::chrono::milliseconds unavailableRecheck{300000};
   /// Largest accepted Retry-After (a broken proxy must not park the watch for a day).
   std::chrono::milliseconds maxRetryAfter{300000};
-  size_t maxLineBytes = 1536 * 1024;
+  /// Largest watch event line buffered. An API server stores objects up to etcd's 1.5 MiB, and
+  /// their JSON (built-in kinds are stored as protobuf) plus the event wrapper can exceed that, so
+  /// the bound is well above it; a longer line is not buffered and the reflector relists (LIST
+  /// pages have their own, larger bound) instead of meeting the same line again.
+  size_t maxLineBytes = size_t{8} << 20;
   BackoffOptions backoff;
   uint64_t seed = 0;  // 0 = random (jitter, watch timeouts)
 };
@@ -188,6 +193,9 @@ class Reflector {
   std::string lastRv_;
   bool lastRvUnusable_ = false;  // a LIST at lastRv_ said Expired/too large: relist with RV=""
   uint32_t consecutiveUnauthorized_ = 0;
+  /// lastRv_ when the last malformed watch line came: the same again at the same place is not a
+  /// transport glitch but what the server serves there, so the reflector relists past it.
+  std::optional<std::string> malformedAt_;
 
   // LIST in progress
   std::string listRv_;        // the RV the LIST was asked for ("0", last RV, or "")

@@ -17,6 +17,7 @@
 #include "firstwork/core/clock.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "converge.hpp"
+#include "sim_fixture.hpp"
 #include "kube_test_util.hpp"
 #include "recording.hpp"
 
@@ -35,73 +36,8 @@ using firstwork::testing::UidRv;
 
 namespace {
 
-sim::ApiServerOptions serverOptions(bool tls) {
-  sim::ApiServerOptions o;
-  o.tls = tls;
-  o.bookmarkInterval = 100ms;
-  o.tooLargeResourceVersionWait = 100ms;
-  o.name = tls ? "https" : "http";
-  return o;
-}
-
-/// One API server, a kubeconfig for it, and a KubeClient with a pods reflector.
-struct Fixture {
-  explicit Fixture(bool tls, KubeClientOptions options = fastOptions(), bool tokenFile = false)
-      : server(serverOptions(tls)) {
-    server.start();
-    kubeconfigPath = dir.write("kubeconfig", server.kubeconfig("test"));
-    KubeconfigOptions ko;
-    ko.explicitPath = kubeconfigPath;
-    auto rc = loadKubeconfig(ko);
-    REQUIRE(rc.ok());
-    config = *rc;
-    if (tokenFile) {
-      config.token.clear();
-      config.tokenFile = dir.write("token", server.token());
-    }
-    client = std::make_unique<KubeClient>(io, clock, "c1", config, options, &observer);
-  }
-
-  Reflector& addPods() { return client->addReflector(model::Kind::Pod, sink); }
-
-  void createPods(int n, const std::string& prefix = "p") {
-    for (int i = 0; i < n; ++i) server.create("pods", podJson(prefix + "-" + std::to_string(i), 0));
-  }
-
-  /// Both the sink's view and the reflector's store equal the server's set.
-  bool converged(const Reflector& r, const std::string& resource = "pods") {
-    auto want = serverSet(server, resource);
-    return storeSet(r) == want && sink.mirror == want;
-  }
-
-  void requireConverged(const Reflector& r, std::chrono::milliseconds timeout = 20000ms) {
-    bool ok = runUntil(io, [&] { return converged(r); }, timeout);
-    if (!ok) {
-      auto want = serverSet(server, "pods");
-      auto have = storeSet(r);
-      size_t missing = 0, extra = 0, stale = 0;
-      for (const auto& [uid, rv] : want) {
-        auto it = have.find(uid);
-        if (it == have.end()) ++missing;
-        else if (it->second != rv) ++stale;
-      }
-      for (const auto& [uid, rv] : have) extra += want.count(uid) ? 0 : 1;
-      FAIL("not converged: server=" << want.size() << " client=" << have.size() << " missing="
-                                    << missing << " extra=" << extra << " stale=" << stale
-                                    << " state=" << reflectorStateName(r.state()));
-    }
-  }
-
-  TempDir dir;
-  sim::ApiServer server;
-  std::string kubeconfigPath;
-  RestConfig config;
-  boost::asio::io_context io;
-  RealClock clock;
-  RecordingObserver observer;
-  RecordingSink sink;
-  std::unique_ptr<KubeClient> client;
-};
+using Fixture = firstwork::testing::SimFixture;
+using firstwork::testing::serverOptions;
 
 /// Mutates pods on the server from another thread (creates, updates, deletes) and calls
 /// `fault` after `faultAfter` operations, so the fault lands while objects are changing.

@@ -279,7 +279,8 @@ TEST_CASE("an event whose object cannot be decoded is skipped and counted and it
   CHECK(h.reflector->resourceVersion() == "12");  // the undecodable event still moves the RV
 }
 
-TEST_CASE("a watch line over the size limit restarts the watch", "[kube][reflector]") {
+TEST_CASE("a watch line over the size limit relists instead of meeting the line again",
+          "[kube][reflector]") {
   auto opts = Harness::fastOptions();
   opts.maxLineBytes = 1024;
   Harness h(model::Kind::Pod, opts);
@@ -287,9 +288,25 @@ TEST_CASE("a watch line over the size limit restarts the watch", "[kube][reflect
   h.transport.data(w, std::string(600, ' '));
   h.transport.data(w, std::string(600, ' '));
   CHECK(w.cancelled);
+  auto& l = h.next();
+  CHECK_FALSE(l.request.streaming);  // a LIST, from the last RV
+  CHECK(l.request.path.find("resourceVersion=10") != std::string::npos);
+  CHECK(h.reflector->stats().restarts_for(RestartReason::TooLarge) == 1);
+}
+
+TEST_CASE("the same malformed line at the same place twice relists past it", "[kube][reflector]") {
+  Harness h(model::Kind::Pod, Harness::fastOptions());
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  // A glitch first: re-watch from the last good RV.
+  h.transport.data(w, "{\"type\":\"ADDED\",\"object\":{\"metad\n");
   auto& w2 = h.next();
   CHECK(w2.request.streaming);
-  CHECK(h.reflector->stats().restarts_for(RestartReason::TooLarge) == 1);
+  CHECK(w2.request.path.find("resourceVersion=10") != std::string::npos);
+  // The server sends exactly that again where the stream resumes: relist instead of looping.
+  h.transport.data(w2, "{\"type\":\"ADDED\",\"object\":{\"metad\n");
+  auto& l = h.next();
+  CHECK_FALSE(l.request.streaming);
+  CHECK(h.reflector->stats().restarts_for(RestartReason::DecodeError) == 2);
 }
 
 TEST_CASE("failures are retried with the reason counted and Retry-After honoured",
@@ -487,4 +504,15 @@ TEST_CASE("a KubeClient can run on a transport of the caller's", "[kube][client]
   CHECK(client.connection().connected() == true);
   CHECK(client.config().server == "https://fake.invalid:6443");
   client.stop();
+}
+
+TEST_CASE("two LIST items claiming one uid: the first is kept, the other counted",
+          "[kube][reflector][hostile]") {
+  Harness h(model::Kind::Pod, Harness::fastOptions());
+  h.syncWith("10", {pod("a", "u1", "5"), pod("impostor", "u1", "6"), pod("b", "u2", "7")});
+  CHECK(h.reflector->size() == 2);
+  REQUIRE(h.reflector->find("u1") != nullptr);
+  CHECK(model::metaOf(*h.reflector->find("u1")).name == "a");
+  CHECK(h.reflector->stats().decodeErrors == 1);
+  CHECK(h.observer.decodeErrors == 1);
 }
