@@ -20,6 +20,7 @@
 #include "firstwork/sim/api_server.hpp"
 #include "support/prometheus.hpp"
 #include "support/subprocess.hpp"
+#include "support/test_logs.hpp"
 
 using namespace firstwork;
 using namespace std::chrono_literals;
@@ -138,7 +139,7 @@ TEST_CASE("the PromQL probe marks first work through the daemon, routed by the c
             "\nserver:\n  listen: 127.0.0.1:0\n";
   std::ofstream(dir / "firstwork.yaml") << config;
   Subprocess daemon({FIRSTWORKD_PATH, "run", "--config", (dir / "firstwork.yaml").string()},
-                    (dir / "daemon.log").string());
+                    firstwork::testing::testLogPath("probe-e2e"));
   std::string base;
   eventually(
       [&] {

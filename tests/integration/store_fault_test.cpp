@@ -21,6 +21,7 @@
 #include "firstwork/scenario/scenario_player.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "support/subprocess.hpp"
+#include "support/test_logs.hpp"
 
 using namespace firstwork;
 using namespace std::chrono_literals;
@@ -125,7 +126,7 @@ struct Rig {
     std::ofstream(work / "firstwork.yaml") << config;
     daemon = std::make_unique<Subprocess>(
         std::vector<std::string>{FIRSTWORKD_PATH, "run", "--config", (work / "firstwork.yaml").string()},
-        (work / "daemon.log").string());
+        firstwork::testing::testLogPath("store-fault"));
     eventually(
         [&] {
           std::smatch m;
@@ -228,7 +229,7 @@ TEST_CASE("a read-only store volume at start: a clear error naming the store, ex
                                 "https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
                                 "current-context: c\nusers:\n- name: u\n  user:\n    token: store-fault-token\n";
   Subprocess daemon({FIRSTWORKD_PATH, "run", "--config", (work / "firstwork.yaml").string()},
-                    (work / "daemon.log").string());
+                    firstwork::testing::testLogPath("store-fault"));
   auto code = daemon.wait(30s);
   auto out = daemon.output();
   INFO(out);

@@ -33,9 +33,14 @@
 namespace firstwork::testing {
 
 /// GET base+path; the body ("" when there was no answer). `status` gets the HTTP status (0: none).
+/// For an https base, `caPath` names the PEM file the server certificate must verify against.
 inline std::string httpGet(const std::string& base, const std::string& path, int* status = nullptr,
-                           const std::string& bearer = {}) {
+                           const std::string& bearer = {}, const std::string& caPath = {}) {
   httplib::Client c(base);
+  if (!caPath.empty()) {
+    c.set_ca_cert_path(caPath.c_str());
+    c.enable_server_certificate_verification(true);
+  }
   c.set_connection_timeout(2);
   c.set_read_timeout(10);
   httplib::Headers h;
