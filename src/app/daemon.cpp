@@ -249,6 +249,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// Every fact is committed before it is exported (design §7). A failing store keeps the
   /// records queued (bounded) and the daemon exporting gauges; they are retried every step.
   void commitPending() {
+    // Closed incidents and reclaims are final. A process started after they closed derives them
+    // again from the relisted objects, which may no longer show what they were measured from
+    // (a reclaim victim's interrupted cycle is gone once it is requeued): found by the fault
+    // soak, where a restart rewrote completed reclaims with 0 interrupted GPU-seconds.
+    std::erase_if(pending, [&](const PendingRecord& p) { return closedAlready(p.record); });
     if (pending.empty()) return;
     std::vector<store::Record> recs;
     recs.reserve(pending.size());
@@ -276,6 +281,16 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
                                       {"stranded_gpu_minutes", p.strandedGpuSeconds / 60.0}});
     }
     pending.clear();
+  }
+
+  /// An incident or reclaim record whose closing was committed before (its `_closed` twin).
+  bool closedAlready(const store::Record& r) {
+    const char* closed = r.kind == records::kReclaimKind    ? records::kReclaimClosedKind
+                         : r.kind == records::kIncidentKind ? records::kIncidentClosedKind
+                                                            : nullptr;
+    if (closed == nullptr) return false;
+    auto has = store->contains(closed, r.key);
+    return has.ok() && *has;
   }
 
   void pruneIfDue(SystemTime now) {

@@ -128,3 +128,43 @@ TEST_CASE("SIGKILL in the middle of the reclaim drill loses nothing and counts n
   CHECK(killed.drill == clean.drill);
   CHECK(killed.counts["all"] == clean.counts["all"]);
 }
+
+// Found by the fault soak (reclaim-improved, seed 4256): a daemon restarted after reclaims had
+// completed derived them again from the relisted objects — whose victims no longer show the
+// interrupted cycle — and overwrote the stored records with 0 interrupted GPU-seconds.
+TEST_CASE("a daemon restarted after a drill keeps every figure it had recorded",
+          "[integration][restart]") {
+  for (const char* name : {"reclaim", "reconnection-baseline"}) {
+    INFO(name);
+    auto sc = scenario::loadScenario(std::string(FIRSTWORK_SOURCE_DIR) + "/config/scenarios/" +
+                                     name + ".yaml");
+    REQUIRE(sc.ok());
+    TempDir dir("firstwork-restart");
+    ScaledClock clock(120.0, std::chrono::system_clock::now() - sc->duration,
+                      std::chrono::steady_clock::now());
+    SimEstate::Options eo;
+    eo.tokenPrefix = "restart-after-";
+    SimEstate estate(*sc, dir.path, eo);
+    DaemonProcess daemon(estate.configPath(), std::string("restart-after-") + name);
+    REQUIRE(daemon.start());
+    REQUIRE(eventually([&] { return daemon.ready(); }, 30s));
+    scenario::ScenarioPlayer player(*sc, estate.serverMap(), clock);
+    REQUIRE(player.start().ok());
+    REQUIRE(player.waitUntilDone(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     clock.toReal(sc->duration)) + 60s));
+    bool settled = false;
+    auto before = settledOutcome(daemon.baseUrl(), estate.storePath(), player.drillStart(), 1s, 60s, &settled);
+    REQUIRE(settled);
+    REQUIRE((!before.reclaims.empty() || !before.incidents.empty()));
+    // Killed and started again on the same store, with the estate as the drill left it.
+    REQUIRE(daemon.kill());
+    REQUIRE(daemon.start());
+    REQUIRE(eventually([&] { return daemon.ready(); }, 30s));
+    auto after = settledOutcome(daemon.baseUrl(), estate.storePath(), player.drillStart(), 2s, 60s, &settled);
+    CHECK(settled);
+    INFO(before.diff(after));
+    CHECK(after == before);
+    CHECK(daemon.stop() == std::optional<int>(0));
+    player.stop();
+  }
+}
