@@ -26,6 +26,7 @@ using Labels = std::map<std::string, std::string>;
 /// How long a ClusterQueue must be gone before its series are removed.
 constexpr std::chrono::minutes kQueueGrace{10};
 
+
 /// Gauges set from snapshots: series not written in an update are removed.
 class GaugeSet {
  public:
@@ -188,10 +189,15 @@ struct EngineMetrics::State {
 
   prometheus::Histogram& queueHistogram(prometheus::Family<prometheus::Histogram>& family,
                                         const Labels& labels) {
+    revive(labels.at("cluster_queue"));
     auto& h = family.Add(labels, buckets);
     queueHistograms[labels.at("cluster_queue")].emplace(&family, &h);
     return h;
   }
+  /// A fact about a queue shows that it exists again, even before its object is seen (a
+  /// re-created queue's Workloads may be listed before it): its new series must not be dropped
+  /// with the old ones at the next snapshot.
+  void revive(const std::string& clusterQueue) { goneQueues.erase(clusterQueue); }
   bool gone(const std::string& clusterQueue) const { return goneQueues.count(clusterQueue) != 0; }
 
   /// Follows the snapshot's ClusterQueues: a queue that was there and has been absent for
@@ -277,6 +283,7 @@ void EngineMetrics::recoveryClosed(std::string_view cluster, std::string_view ou
 
 void EngineMetrics::reclaimClosed(std::string_view clusterQueue, std::string_view reason,
                                   std::string_view outcome) {
+  s_->revive(std::string(clusterQueue));
   auto& c = s_->reclaims.Add({{"cluster_queue", std::string(clusterQueue)},
                               {"reason", std::string(reason)},
                               {"outcome", std::string(outcome)}});
