@@ -227,7 +227,7 @@ TEST_CASE("Reclaims pair per queue and reason: earlier access, slower tail, new 
                           "the extra ones have no counterpart"});
 }
 
-TEST_CASE("GPU-hours: recorded periods count with their share inside the period; cost allocation",
+TEST_CASE("GPU-hours count each recorded period by its share inside the period and allocate cost",
           "[report][model][gpu]") {
   // GPU-second periods as GpuSecondsRecorder writes them (pure arithmetic under test).
   report::PeriodData d;

@@ -85,7 +85,7 @@ TEST_CASE("Markdown lists failed recoveries and calls out the new failure", "[re
   CHECK(contains(md, "Give --ownership-cost (per owned GPU-hour) and --rate-per-gpu-hour"));
 }
 
-TEST_CASE("CSV tables quote what needs quoting; JSON carries every figure", "[report][render]") {
+TEST_CASE("CSV tables and the JSON carry every figure of a comparison", "[report][render]") {
   report::Options o;
   o.ratePerGpuHour = 4;
   auto r = drillComparison(kBaselineDrill, {seconds(120), seconds(180), seconds(150), seconds(900)}, o);
