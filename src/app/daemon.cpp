@@ -163,7 +163,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   // --- EventSink -------------------------------------------------------------------------
   using kube::KubeObserver::onEvent;  // the observer's per-event hook stays the default no-op
   void onEvent(const kube::ObjectEvent& e) override {
-    engine.onObject(e.cluster, e.type, *e.object, e.observedAt);
+    engine.onObject(e.cluster, e.type, e.object, e.observedAt);  // shared, not copied
     scheduleFlush();
   }
   void onSynced(std::string_view cluster, model::Kind kind) override {

@@ -70,13 +70,13 @@ std::optional<SystemTime> earliest(std::initializer_list<std::optional<SystemTim
 
 std::string MilestoneEngine::State::clusterQueueOf(const LogicalWorkload& lw,
                                                    const LocalWorkload& h) const {
-  if (!h.obj.admissionClusterQueue.empty()) return h.obj.admissionClusterQueue;
+  if (!h.obj->admissionClusterQueue.empty()) return h.obj->admissionClusterQueue;
   for (auto it = lw.cycles.rbegin(); it != lw.cycles.rend(); ++it) {
     if (!it->clusterQueue.empty()) return it->clusterQueue;
   }
   auto c = clusters.find(lw.cluster);
-  if (c != clusters.end() && !h.obj.queueName.empty()) {
-    auto q = c->second.localQueueToClusterQueue.find(nsName(h.obj.meta.namespace_, h.obj.queueName));
+  if (c != clusters.end() && !h.obj->queueName.empty()) {
+    auto q = c->second.localQueueToClusterQueue.find(nsName(h.obj->meta.namespace_, h.obj->queueName));
     if (q != c->second.localQueueToClusterQueue.end()) return q->second;
   }
   return {};
@@ -234,7 +234,7 @@ std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& l
       exec = lw.cluster;
     }
     // Waiting: demand toward every cluster it may run on.
-    const bool inactive = last && !h->obj.active && !onTarget;
+    const bool inactive = last && !h->obj->active && !onTarget;
     if (!inactive) {
       auto qEnd = earliest({onTarget, fw, end, cy.ineligibleSince});
       for (const auto& cl : pre) add(cl, queued, qEnd, &Levels::queued);
@@ -449,7 +449,10 @@ void MilestoneEngine::State::integrateStranded(SystemTime from, SystemTime to) {
 void MilestoneEngine::State::integrateRates(SystemTime from, SystemTime to) {
   if (!(from < to)) return;
   const double secs = toSeconds(to - from);
-  for (const auto& [key, lw] : logical) {
+  for (const auto& key : rated) {
+    auto it = logical.find(key);
+    if (it == logical.end()) continue;
+    const LogicalWorkload& lw = it->second;
     for (const auto& [cls, r] : lw.rates) {
       for (size_t i = 0; i < r.size(); ++i) {
         if (r[i] == 0) continue;

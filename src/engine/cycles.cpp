@@ -92,9 +92,9 @@ WorkloadRef MilestoneEngine::State::ref(const LogicalWorkload& lw, const Cycle* 
   r.cluster = lw.cluster;
   r.uid = lw.uid;
   if (const LocalWorkload* h = home(lw)) {
-    r.namespace_ = h->obj.meta.namespace_;
-    r.name = h->obj.meta.name;
-    r.localQueue = h->obj.queueName;
+    r.namespace_ = h->obj->meta.namespace_;
+    r.name = h->obj->meta.name;
+    r.localQueue = h->obj->queueName;
     r.clusterQueue = cy != nullptr && !cy->clusterQueue.empty() ? cy->clusterQueue
                                                                  : clusterQueueOf(lw, *h);
   } else if (cy != nullptr) {
@@ -151,7 +151,7 @@ std::vector<const PodRecord*> MilestoneEngine::State::cyclePods(const LogicalWor
       if (p == c->second.pods.end()) continue;
       const PodRecord& rec = p->second;
       if (rec.deleted && !includeDeleted) continue;
-      SystemTime created = rec.obj.meta.creationTimestamp;
+      SystemTime created = rec.obj->meta.creationTimestamp;
       if (cy.podsSince && created < *cy.podsSince) continue;
       if (until && created >= *until) continue;
       out.push_back(&rec);
@@ -370,7 +370,7 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
   if (!cy.has(Milestone::Scheduled)) {
     std::vector<std::pair<SystemTime, SystemTime>> times;
     for (const PodRecord* p : pods) {
-      const auto* s = condition(p->obj.conditions, "PodScheduled");
+      const auto* s = condition(p->obj->conditions, "PodScheduled");
       if (!conditionTrue(s)) continue;
       times.emplace_back(s->lastTransitionTime.value_or(p->lastObservedAt),
                          p->scheduledObservedAt.value_or(p->lastObservedAt));
@@ -525,6 +525,9 @@ void MilestoneEngine::State::settle(LogicalWorkload& lw) {
   }
   updateIntervals(lw);
   updateRates(lw);
+  if (lw.rates.empty()) rated.erase(lw.key);
+  else rated.insert(lw.key);
+  stuckWatch.insert(lw.key);
   checkDuplicates(lw);
 }
 

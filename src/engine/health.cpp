@@ -13,14 +13,34 @@ namespace firstwork::engine {
 // incident figures from the moment its pods got devices (first PodScheduled): such a delay is not
 // the platform's recovery. Live stranded figures keep counting them (as pending_start/starting):
 // the devices are stranded all the same.
+//
+// Only workloads in stuckWatch are visited: every settle puts its workload there, and one leaves
+// once its verdict can change only through another settle (deleted, not admitted, past first
+// work, ended), so the pass costs the workloads in flight, not every workload retained.
 void MilestoneEngine::State::classifyStuck(SystemTime now) {
-  for (auto& [key, lw] : logical) {
-    if (lw.cycles.empty() || lw.deleted) continue;
+  for (auto watched = stuckWatch.begin(); watched != stuckWatch.end();) {
+    auto found = logical.find(*watched);
+    if (found == logical.end()) {
+      watched = stuckWatch.erase(watched);
+      continue;
+    }
+    const std::string& key = found->first;
+    LogicalWorkload& lw = found->second;
+    if (lw.cycles.empty() || lw.deleted) {
+      watched = stuckWatch.erase(watched);
+      continue;
+    }
     Cycle& cy = lw.cycles.back();
     const auto admitted = cy.time(Milestone::Admitted);
     const bool eligible = admitted && !cy.has(Milestone::FirstWork) && !cycleEnd(lw, cy, true);
+    if (!eligible) {
+      cy.stuck.reset();
+      watched = stuckWatch.erase(watched);
+      continue;
+    }
+    ++watched;
     const std::string exec = executionCluster(lw, cy);
-    if (!eligible || exec.empty() || now < *admitted + config.stuckAfter) {
+    if (exec.empty() || now < *admitted + config.stuckAfter) {
       cy.stuck.reset();
       continue;
     }
@@ -30,8 +50,8 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
     std::vector<const model::Pod*> pods;
     std::optional<SystemTime> firstScheduled;
     for (const PodRecord* p : cyclePods(lw, cy, false)) {
-      pods.push_back(&p->obj);
-      const auto* s = condition(p->obj.conditions, "PodScheduled");
+      pods.push_back(&*p->obj);
+      const auto* s = condition(p->obj->conditions, "PodScheduled");
       if (conditionTrue(s) && s->lastTransitionTime &&
           (!firstScheduled || *s->lastTransitionTime < *firstScheduled)) {
         firstScheduled = s->lastTransitionTime;
@@ -127,7 +147,7 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
   if (lw.multikueue && runs.size() >= 2) {
     std::string winner = cy.dispatchedCluster;
     if (const LocalWorkload* h = home(lw); winner.empty() && h != nullptr) {
-      winner = workerForMkc(h->obj.clusterName);
+      winner = workerForMkc(h->obj->clusterName);
     }
     if (runs.find(winner) == runs.end()) {
       winner = std::min_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {

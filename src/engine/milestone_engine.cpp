@@ -37,6 +37,23 @@ std::string nsName(std::string_view ns, std::string_view name) {
   return s;
 }
 
+void ClusterData::addUnresolved(const std::string& ns, const std::string& uid) {
+  if (unresolvedPods[ns].insert(uid).second) ++unresolvedCount;
+}
+
+void ClusterData::dropUnresolved(const std::string& ns, const std::string& uid) {
+  auto it = unresolvedPods.find(ns);
+  if (it == unresolvedPods.end() || it->second.erase(uid) == 0) return;
+  --unresolvedCount;
+  if (it->second.empty()) unresolvedPods.erase(it);
+}
+
+namespace {
+void remember(std::vector<std::string>& keys, const std::string& key) {
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+}
+}  // namespace
+
 bool Cycle::set(Milestone k, MilestoneValue v) {
   auto& slot = m[static_cast<size_t>(k)];
   if (slot) return false;
@@ -88,15 +105,21 @@ std::string MilestoneEngine::State::workerForMkc(std::string_view mkcName) const
 
 // --- Workloads --------------------------------------------------------------------------------
 
-void MilestoneEngine::State::indexWorkload(ClusterData& c, const LocalWorkload& l) {
-  const auto& m = l.obj.meta;
+void MilestoneEngine::State::indexWorkload(ClusterData& c, LocalWorkload& l) {
+  const auto& m = l.obj->meta;
   c.workloadsByName[nsName(m.namespace_, m.name)] = m.uid;
   for (const auto& o : m.ownerReferences) {
     c.workloadsByOwner[o.uid] = m.uid;
-    if (o.kind == "Job") c.workloadsByJobName[nsName(m.namespace_, o.name)] = m.uid;
+    remember(l.ownerKeys, o.uid);
+    if (o.kind == "Job") {
+      std::string key = nsName(m.namespace_, o.name);
+      c.workloadsByJobName[key] = m.uid;
+      remember(l.jobNameKeys, key);
+    }
   }
   if (const std::string* job = model::findValue(m.labels, kJobUidLabel)) {
     c.workloadsByOwner[*job] = m.uid;
+    remember(l.ownerKeys, *job);
   }
 }
 
@@ -104,7 +127,7 @@ void MilestoneEngine::State::indexWorkload(ClusterData& c, const LocalWorkload& 
 // worker) join the manager Workload of the same namespace/name; everything else is its own
 // logical workload on its cluster.
 void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
-  const auto& m = l.obj.meta;
+  const auto& m = l.obj->meta;
   l.remoteCopy = c.config.role == ClusterRole::Worker &&
                  model::findValue(m.labels, kOriginLabel) != nullptr;
   if (!l.remoteCopy) {
@@ -125,8 +148,8 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
         if (copy == other.workloads.end() || !copy->second.remoteCopy) continue;
         if (!copy->second.logical.empty()) continue;
         copy->second.logical = key;
-        lw.locals.emplace(name, copy->second.obj.meta.uid);
-        dirtyLocals.emplace(name, copy->second.obj.meta.uid);
+        lw.locals.emplace(name, copy->second.obj->meta.uid);
+        dirtyLocals.emplace(name, copy->second.obj->meta.uid);
       }
     }
     lw.locals.emplace(c.config.name, m.uid);
@@ -146,8 +169,8 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
     if (byName == other.workloadsByName.end()) continue;
     auto mw = other.workloads.find(byName->second);
     if (mw == other.workloads.end()) continue;
-    std::string key = nsName(name, mw->second.obj.meta.uid);
-    const auto& w = mw->second.obj;
+    std::string key = nsName(name, mw->second.obj->meta.uid);
+    const model::Workload& w = mw->second.obj;
     bool names = workerForMkc(w.clusterName) == c.config.name;
     for (const auto& n : w.nominatedClusterNames) names = names || workerForMkc(n) == c.config.name;
     if (best.empty() || names) best = key;
@@ -163,7 +186,8 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
 }
 
 void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
-                                        const model::Workload& w, SystemTime at) {
+                                        const model::Workload& w, SystemTime at,
+                                        const std::shared_ptr<const model::Object>& holder) {
   if (w.meta.uid.empty()) {
     ++stats.ignoredObjects;
     return;
@@ -176,6 +200,7 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
       l.deleted = true;
       l.deletedAt = w.meta.deletionTimestamp.value_or(at);
       if (l.deletedAt > at) l.deletedAt = at;
+      tombstones.push({l.deletedAt, c.config.name, w.meta.uid, false});
     }
   } else {
     l.deleted = false;
@@ -184,13 +209,13 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
     // Found by the fault soak: with an eviction and a re-admission delivered in one batch, only
     // the re-admitted state was judged, so whether an eviction was recorded depended on timing.
     for (const char* t : {"Evicted", "Preempted"}) {
-      const model::Condition* was = condition(l.obj.conditions, t);
+      const model::Condition* was = condition(l.obj->conditions, t);
       if (conditionTrue(was) && !conditionTrue(condition(w.conditions, t))) {
         l.resetConditions.push_back(*was);
       }
     }
   }
-  l.obj = w;
+  l.obj.reset(holder);
   l.lastObservedAt = std::max(l.lastObservedAt, at);
   indexWorkload(c, l);
   // Learn LocalQueue → ClusterQueue (Workloads not yet admitted do not name their ClusterQueue).
@@ -216,7 +241,7 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
 
 std::string MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p) const {
   const auto& m = p.meta;
-  auto find = [&](const std::map<std::string, std::string>& idx, const std::string& k) {
+  auto find = [&](const auto& idx, const std::string& k) {
     auto it = idx.find(k);
     return it == idx.end() ? std::string() : it->second;
   };
@@ -257,29 +282,33 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodRecord& rec) {
   if (uid != rec.workloadUid && !rec.workloadUid.empty()) {
     auto old = c.workloads.find(rec.workloadUid);
     if (old != c.workloads.end()) {
-      old->second.pods.erase(rec.obj.meta.uid);
+      old->second.pods.erase(rec.obj->meta.uid);
       if (!old->second.logical.empty()) dirty.insert(old->second.logical);
     }
   }
   rec.workloadUid = uid;
   if (uid.empty()) {
-    c.unresolvedPods.insert(rec.obj.meta.uid);
+    c.addUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
     return;
   }
-  c.unresolvedPods.erase(rec.obj.meta.uid);
-  if (auto w = c.workloads.find(uid); w != c.workloads.end()) w->second.pods.insert(rec.obj.meta.uid);
+  c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
+  if (auto w = c.workloads.find(uid); w != c.workloads.end()) w->second.pods.insert(rec.obj->meta.uid);
   markPodDirty(c, rec);
 }
 
+// Only the new Workload's namespace can hold pods it resolves (every join key is namespaced or a
+// uid of an object in that namespace), so unresolved pods are kept by namespace.
 void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, std::string_view ns) {
-  std::vector<std::string> uids(c.unresolvedPods.begin(), c.unresolvedPods.end());
+  auto inNs = c.unresolvedPods.find(std::string(ns));
+  if (inNs == c.unresolvedPods.end()) return;
+  std::vector<std::string> uids(inNs->second.begin(), inNs->second.end());
+  const std::string nsKey(ns);
   for (const auto& uid : uids) {
     auto it = c.pods.find(uid);
     if (it == c.pods.end()) {
-      c.unresolvedPods.erase(uid);
+      c.dropUnresolved(nsKey, uid);
       continue;
     }
-    if (it->second.obj.meta.namespace_ != ns) continue;
     joinPod(c, it->second);
   }
 }
@@ -288,7 +317,7 @@ void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
   if (!config.usefulWork.external) return;
   auto ext = external.find(c.config.name);
   if (ext == external.end()) return;
-  for (const auto& k : {rec.obj.meta.uid, nsName(rec.obj.meta.namespace_, rec.obj.meta.name)}) {
+  for (const auto& k : {rec.obj->meta.uid, nsName(rec.obj->meta.namespace_, rec.obj->meta.name)}) {
     auto it = ext->second.find(k);
     if (it == ext->second.end()) continue;
     if (!rec.external || it->second.first.at < rec.external->at) {
@@ -299,7 +328,7 @@ void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
 }
 
 void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const model::Pod& p,
-                                   SystemTime at) {
+                                   SystemTime at, const std::shared_ptr<const model::Object>& holder) {
   if (!inv.onPod(c.config.name, type, p)) {
     ++stats.rejectedInventoryObjects;
     return;
@@ -314,12 +343,13 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
     rec.cluster = c.config.name;
     rec.firstObservedAt = at;
   }
-  rec.obj = p;
+  rec.obj.reset(holder);
   rec.lastObservedAt = std::max(rec.lastObservedAt, at);
   if (type == model::EventType::Deleted) {
     if (!rec.deleted) {
       rec.deleted = true;
       rec.deletedAt = at;
+      tombstones.push({rec.deletedAt, c.config.name, p.meta.uid, true});
     }
   } else {
     rec.deleted = false;
@@ -374,7 +404,7 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
     if (o.kind != "Pod") continue;
     auto pod = c.pods.find(o.uid);
     if (pod == c.pods.end()) continue;
-    for (const auto& pc : pod->second.obj.claims) {
+    for (const auto& pc : pod->second.obj->claims) {
       if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
       std::vector<std::pair<std::string, int64_t>> needs;
       for (const auto& r : claim.requests) {
@@ -392,7 +422,8 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
 }
 
 void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
-                                     const model::ResourceClaim& claim, SystemTime at) {
+                                     const model::ResourceClaim& claim, SystemTime at,
+                                     const std::shared_ptr<const model::Object>& holder) {
   (void)at;
   if (!inv.onClaim(c.config.name, type, claim)) {
     ++stats.rejectedInventoryObjects;
@@ -402,7 +433,7 @@ void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
   if (type == model::EventType::Deleted) {
     c.claims.erase(key);
   } else {
-    c.claims[key].obj = claim;
+    c.claims[key].obj.reset(holder);
     learnTemplate(c, claim);
   }
   // Allocation changes what the consuming pods hold.
@@ -516,49 +547,59 @@ void MilestoneEngine::State::flush() {
   }
 }
 
+// Visits only the tombstones that expired: the cost follows the deletions, not the estate.
 void MilestoneEngine::State::gc(SystemTime now) {
   const SystemTime cutoff = now - config.deletedRetention;
-  for (auto& [name, c] : clusters) {
-    for (auto it = c.pods.begin(); it != c.pods.end();) {
-      if (it->second.deleted && it->second.deletedAt < cutoff) {
-        if (!it->second.workloadUid.empty()) {
-          auto w = c.workloads.find(it->second.workloadUid);
-          if (w != c.workloads.end()) w->second.pods.erase(it->first);
+  while (!tombstones.empty() && tombstones.top().deletedAt < cutoff) {
+    Tombstone t = tombstones.top();
+    tombstones.pop();
+    auto cit = clusters.find(t.cluster);
+    if (cit == clusters.end()) continue;
+    ClusterData& c = cit->second;
+    if (t.pod) {
+      auto it = c.pods.find(t.uid);
+      // Re-added (or already collected) since: not this tombstone's business.
+      if (it == c.pods.end() || !it->second.deleted || !(it->second.deletedAt < cutoff)) continue;
+      if (!it->second.workloadUid.empty()) {
+        auto w = c.workloads.find(it->second.workloadUid);
+        if (w != c.workloads.end()) w->second.pods.erase(it->first);
+      }
+      const auto& m = it->second.obj->meta;
+      c.dropUnresolved(m.namespace_, it->first);
+      auto byName = c.podsByName.find(nsName(m.namespace_, m.name));
+      if (byName != c.podsByName.end() && byName->second == it->first) c.podsByName.erase(byName);
+      c.pods.erase(it);
+      continue;
+    }
+    auto it = c.workloads.find(t.uid);
+    if (it == c.workloads.end()) continue;
+    const LocalWorkload& l = it->second;
+    if (!(l.deleted && l.deletedAt < cutoff)) continue;
+    const auto& m = l.obj->meta;
+    auto byName = c.workloadsByName.find(nsName(m.namespace_, m.name));
+    if (byName != c.workloadsByName.end() && byName->second == m.uid) c.workloadsByName.erase(byName);
+    for (const auto& k : l.ownerKeys) {
+      auto idx = c.workloadsByOwner.find(k);
+      if (idx != c.workloadsByOwner.end() && idx->second == m.uid) c.workloadsByOwner.erase(idx);
+    }
+    for (const auto& k : l.jobNameKeys) {
+      auto idx = c.workloadsByJobName.find(k);
+      if (idx != c.workloadsByJobName.end() && idx->second == m.uid) c.workloadsByJobName.erase(idx);
+    }
+    if (!l.logical.empty()) {
+      auto lw = logical.find(l.logical);
+      if (lw != logical.end()) {
+        lw->second.locals.erase({t.cluster, m.uid});
+        // The logical workload goes with its home Workload; its intervals stay in the timeline
+        // (they are history).
+        if (!l.remoteCopy) {
+          rated.erase(lw->first);
+          stuckWatch.erase(lw->first);
+          logical.erase(lw);
         }
-        c.unresolvedPods.erase(it->first);
-        auto byName = c.podsByName.find(nsName(it->second.obj.meta.namespace_, it->second.obj.meta.name));
-        if (byName != c.podsByName.end() && byName->second == it->first) c.podsByName.erase(byName);
-        it = c.pods.erase(it);
-      } else {
-        ++it;
       }
     }
-    for (auto it = c.workloads.begin(); it != c.workloads.end();) {
-      const LocalWorkload& l = it->second;
-      if (!(l.deleted && l.deletedAt < cutoff)) {
-        ++it;
-        continue;
-      }
-      const auto& m = l.obj.meta;
-      auto byName = c.workloadsByName.find(nsName(m.namespace_, m.name));
-      if (byName != c.workloadsByName.end() && byName->second == m.uid) c.workloadsByName.erase(byName);
-      for (auto idx = c.workloadsByOwner.begin(); idx != c.workloadsByOwner.end();) {
-        idx = idx->second == m.uid ? c.workloadsByOwner.erase(idx) : std::next(idx);
-      }
-      for (auto idx = c.workloadsByJobName.begin(); idx != c.workloadsByJobName.end();) {
-        idx = idx->second == m.uid ? c.workloadsByJobName.erase(idx) : std::next(idx);
-      }
-      if (!l.logical.empty()) {
-        auto lw = logical.find(l.logical);
-        if (lw != logical.end()) {
-          lw->second.locals.erase({name, m.uid});
-          // The logical workload goes with its home Workload; its intervals stay in the timeline
-          // (they are history).
-          if (!l.remoteCopy) logical.erase(lw);
-        }
-      }
-      it = c.workloads.erase(it);
-    }
+    c.workloads.erase(it);
   }
   // External signals for pods that never appeared.
   for (auto& [cl, sigs] : external) {
@@ -580,6 +621,13 @@ MilestoneEngine& MilestoneEngine::operator=(MilestoneEngine&&) noexcept = defaul
 void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
                                const model::Object& object, SystemTime observedAt) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return;
+  onObject(cluster, type, std::make_shared<const model::Object>(object), observedAt);
+}
+
+void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
+                               std::shared_ptr<const model::Object> holder, SystemTime observedAt) {
+  if (type == model::EventType::Bookmark || type == model::EventType::Error || !holder) return;
+  const model::Object& object = *holder;
   ClusterData* c = s_->cluster(cluster);
   if (c == nullptr) {
     ++s_->stats.unknownCluster;
@@ -592,7 +640,7 @@ void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
       [&](const auto& o) {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, model::Workload>) {
-          s_->onWorkload(*c, type, o, observedAt);
+          s_->onWorkload(*c, type, o, observedAt, holder);
         } else if constexpr (std::is_same_v<T, model::MultiKueueCluster>) {
           if (management) s_->onMultiKueueCluster(*c, type, o, observedAt);
           else ++s_->stats.ignoredObjects;
@@ -601,9 +649,9 @@ void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
                              std::is_same_v<T, model::MultiKueueConfig>) {
           s_->onQueueObject(*c, type, object);
         } else if constexpr (std::is_same_v<T, model::Pod>) {
-          s_->onPod(*c, type, o, observedAt);
+          s_->onPod(*c, type, o, observedAt, holder);
         } else if constexpr (std::is_same_v<T, model::ResourceClaim>) {
-          s_->onClaim(*c, type, o, observedAt);
+          s_->onClaim(*c, type, o, observedAt, holder);
         } else if constexpr (std::is_same_v<T, model::ResourceSlice>) {
           s_->onSlice(*c, type, o, observedAt);
         } else if constexpr (std::is_same_v<T, model::Node>) {

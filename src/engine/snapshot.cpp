@@ -107,7 +107,7 @@ Snapshot MilestoneEngine::State::snapshot() const {
   uint64_t unresolved = 0;
   for (const auto& [name, c] : clusters) {
     pods += c.pods.size();
-    unresolved += c.unresolvedPods.size();
+    unresolved += c.unresolvedCount;
   }
   uint64_t templatesUnknown = 0;
   for (const auto& [key, lw] : logical) templatesUnknown += lw.devicesUnresolved ? 1 : 0;

@@ -44,6 +44,10 @@ class MilestoneEngine {
   /// Pods and ResourceClaims are also forwarded to the capacity inventory.
   void onObject(std::string_view cluster, model::EventType type, const model::Object& object,
                 SystemTime observedAt);
+  /// The same for an object the caller shares (the reflector's store): the engine keeps the
+  /// pointer instead of a copy of the object.
+  void onObject(std::string_view cluster, model::EventType type,
+                std::shared_ptr<const model::Object> object, SystemTime observedAt);
   /// The daemon's own connection to `cluster` (source `probe`): `eventTime` is when it was lost or
   /// regained as far as the daemon can tell.
   void onConnection(std::string_view cluster, bool connected, SystemTime eventTime,

@@ -3,6 +3,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "firstwork/core/clock.hpp"
 
@@ -27,19 +28,13 @@ class StepTimeline {
     if (to) point(*to, delta, true);
   }
   /// The value at `t` (a change at exactly `t` is included).
-  V at(SystemTime t) const {
-    V v = base_;
-    for (auto it = deltas_.begin(); it != deltas_.end() && it->first <= t; ++it) v += it->second;
-    return v;
-  }
+  V at(SystemTime t) const { return valueFrom(t).first; }
   /// Calls fn(from, to, value) for each constant piece of [a, b), in order. Pieces are maximal
   /// between change points (adjacent pieces may have equal values).
   template <typename Fn>
   void forEachPiece(SystemTime a, SystemTime b, Fn&& fn) const {
     if (!(a < b)) return;
-    V v = base_;
-    auto it = deltas_.begin();
-    for (; it != deltas_.end() && it->first <= a; ++it) v += it->second;
+    auto [v, it] = valueFrom(a);
     SystemTime t = a;
     for (; it != deltas_.end() && it->first < b; ++it) {
       if (t < it->first) fn(t, it->first, v);
@@ -66,7 +61,25 @@ class StepTimeline {
   std::optional<SystemTime> floor() const { return floor_; }
 
  private:
+  // The value at `t` and the first change after `t`. Walks back from the latest value: queries
+  // are almost always about recent times, so this costs the changes after `t`, not the whole
+  // retained history (which grows with the timeline retention and the event rate).
+  std::pair<V, typename std::map<SystemTime, V>::const_iterator> valueFrom(SystemTime t) const {
+    V v = total_;
+    auto first = deltas_.upper_bound(t);
+    for (auto it = deltas_.end(); it != first;) {
+      --it;
+      v -= it->second;
+    }
+    return {v, first};
+  }
+
   void point(SystemTime t, const V& delta, bool plus) {
+    if (plus) {
+      total_ += delta;
+    } else {
+      total_ -= delta;
+    }
     if (floor_ && t < *floor_) {
       if (plus) {
         base_ += delta;
@@ -85,6 +98,7 @@ class StepTimeline {
   }
 
   V base_{};
+  V total_{};  // base_ plus every delta: the value after the last change
   std::map<SystemTime, V> deltas_;
   std::optional<SystemTime> floor_;
 };

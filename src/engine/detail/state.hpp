@@ -3,11 +3,14 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,6 +28,29 @@ inline constexpr std::string_view kJobUidLabel = "kueue.x-k8s.io/job-uid";
 inline constexpr std::string_view kOriginLabel = "kueue.x-k8s.io/multikueue-origin";
 inline constexpr std::string_view kMultiKueueController = "kueue.x-k8s.io/multikueue";
 inline constexpr std::string_view kPodClaimNameAnnotation = "resource.kubernetes.io/pod-claim-name";
+
+/// A decoded object the engine keeps without copying it: the daemon's reflectors keep the same
+/// object for their relists, so sharing it halves what a tracked object costs. Reads as a
+/// `const T&`; an empty holder reads as a default T.
+template <typename T>
+class SharedObject {
+ public:
+  void reset(std::shared_ptr<const model::Object> holder) {
+    ptr_ = holder ? std::get_if<T>(holder.get()) : nullptr;
+    holder_ = ptr_ != nullptr ? std::move(holder) : nullptr;
+  }
+  const T& operator*() const { return ptr_ != nullptr ? *ptr_ : empty(); }
+  const T* operator->() const { return &**this; }
+  operator const T&() const { return **this; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  static const T& empty() {
+    static const T e{};
+    return e;
+  }
+  std::shared_ptr<const model::Object> holder_;
+  const T* ptr_ = nullptr;
+};
 
 /// Device counts of one (cluster, device class) at one event time: the capacity ledger's levels.
 /// usable from the inventory; the others are devices (summed over workloads) in that state.
@@ -113,7 +139,7 @@ struct Cycle {
 /// A Workload object as seen on one cluster (manager, standalone, worker-local or worker copy).
 struct LocalWorkload {
   std::string cluster;
-  model::Workload obj;
+  SharedObject<model::Workload> obj;
   SystemTime lastObservedAt{};
   bool deleted = false;
   SystemTime deletedAt{};
@@ -125,11 +151,15 @@ struct LocalWorkload {
   /// True in the latest one (set and reset within one batch): still milestones, whatever the
   /// batching. Cleared by settle().
   std::vector<model::Condition> resetConditions;
+  // Keys this Workload registered in workloadsByOwner / workloadsByJobName (every version's), so
+  // that gc() removes exactly its entries without scanning the indexes.
+  std::vector<std::string> ownerKeys;
+  std::vector<std::string> jobNameKeys;
 };
 
 struct PodRecord {
   std::string cluster;
-  model::Pod obj;
+  SharedObject<model::Pod> obj;
   SystemTime firstObservedAt{};
   SystemTime lastObservedAt{};
   bool deleted = false;
@@ -220,15 +250,20 @@ struct PendingVictim {
 /// Per-cluster object indexes.
 struct ClusterData {
   ClusterConfig config;
-  std::map<std::string, LocalWorkload> workloads;                 // uid →
-  std::map<std::string, std::string> workloadsByName;             // ns/name → uid
-  std::map<std::string, std::string> workloadsByOwner;            // owner/job uid → uid
-  std::map<std::string, std::string> workloadsByJobName;          // ns/jobname → uid
-  std::map<std::string, PodRecord> pods;                          // uid →
-  std::map<std::string, std::string> podsByName;                  // ns/name → uid
-  std::set<std::string> unresolvedPods;                           // uids
+  // Looked up on every event and never iterated: hashed, so a lookup does not grow with the
+  // estate (ordered maps of 36-byte uids were the engine's top cost at scale).
+  std::unordered_map<std::string, LocalWorkload> workloads;       // uid →
+  std::unordered_map<std::string, std::string> workloadsByName;   // ns/name → uid
+  std::unordered_map<std::string, std::string> workloadsByOwner;  // owner/job uid → uid
+  std::unordered_map<std::string, std::string> workloadsByJobName;  // ns/jobname → uid
+  std::unordered_map<std::string, PodRecord> pods;                // uid →
+  std::unordered_map<std::string, std::string> podsByName;        // ns/name → uid
+  std::map<std::string, std::set<std::string>> unresolvedPods;    // namespace → uids
+  size_t unresolvedCount = 0;
+  void addUnresolved(const std::string& ns, const std::string& uid);
+  void dropUnresolved(const std::string& ns, const std::string& uid);
   struct ClaimInfo {
-    model::ResourceClaim obj;
+    SharedObject<model::ResourceClaim> obj;
   };
   std::map<std::string, ClaimInfo> claims;  // ns/name →
   // Management cluster objects.
@@ -248,6 +283,15 @@ struct ClusterData {
   std::string openProbeIncident;
 };
 
+/// A deleted pod or Workload waiting for deletedRetention to pass (gc() pops the expired ones).
+struct Tombstone {
+  SystemTime deletedAt{};
+  std::string cluster;
+  std::string uid;
+  bool pod = false;
+  bool operator>(const Tombstone& o) const { return deletedAt > o.deletedAt; }
+};
+
 struct MilestoneEngine::State {
   explicit State(EngineConfig c);
 
@@ -257,6 +301,11 @@ struct MilestoneEngine::State {
   std::map<std::string, std::string> mkcToCluster;  // MultiKueueCluster name → config cluster
   std::map<std::string, LogicalWorkload> logical;   // key →
   std::set<std::string> dirty;                      // LW keys to settle
+  // Per-advance work is proportional to what changed, not to the estate: these name the few
+  // logical workloads the time-driven passes must visit.
+  std::set<std::string> rated;       // non-empty rates (integrateRates)
+  std::set<std::string> stuckWatch;  // settled since classifyStuck last found them settled for good
+  std::priority_queue<Tombstone, std::vector<Tombstone>, std::greater<>> tombstones;  // gc()
   std::set<std::pair<std::string, std::string>> dirtyLocals;  // (cluster, uid) to scan for preemption
   bool candidatesDirty = false;
   bool devicesDirty = false;
@@ -299,13 +348,17 @@ struct MilestoneEngine::State {
 
   // --- ingest (milestone_engine.cpp)
   ClusterData* cluster(std::string_view name);
-  void onWorkload(ClusterData& c, model::EventType type, const model::Workload& w, SystemTime at);
-  void onPod(ClusterData& c, model::EventType type, const model::Pod& p, SystemTime at);
-  void onClaim(ClusterData& c, model::EventType type, const model::ResourceClaim& claim, SystemTime at);
+  // `holder` owns the object (`w`, `p`, `claim` point into it); the engine keeps it, not a copy.
+  void onWorkload(ClusterData& c, model::EventType type, const model::Workload& w, SystemTime at,
+                  const std::shared_ptr<const model::Object>& holder);
+  void onPod(ClusterData& c, model::EventType type, const model::Pod& p, SystemTime at,
+             const std::shared_ptr<const model::Object>& holder);
+  void onClaim(ClusterData& c, model::EventType type, const model::ResourceClaim& claim, SystemTime at,
+               const std::shared_ptr<const model::Object>& holder);
   void onSlice(ClusterData& c, model::EventType type, const model::ResourceSlice& s, SystemTime at);
   void onNode(ClusterData& c, model::EventType type, const model::Node& n, SystemTime at);
   void onQueueObject(ClusterData& c, model::EventType type, const model::Object& o);
-  void indexWorkload(ClusterData& c, const LocalWorkload& lw);
+  void indexWorkload(ClusterData& c, LocalWorkload& lw);
   void linkWorkload(ClusterData& c, LocalWorkload& lw);
   std::string resolvePod(const ClusterData& c, const model::Pod& p) const;
   void joinPod(ClusterData& c, PodRecord& rec);
