@@ -243,6 +243,12 @@ void populate(Estate& e, int jobs, int nodes) {
 // ---------------------------------------------------------------------------------------------
 // The daemon under test.
 
+/// The firstworkd built with this benchmark, or $FIRSTWORKD (to compare two builds).
+std::string daemonPath() {
+  const char* env = std::getenv("FIRSTWORKD");
+  return env != nullptr && *env != '\0' ? env : FIRSTWORKD_PATH;
+}
+
 class Daemon {
  public:
   Daemon(const fs::path& dir, Estate& e, const std::string& name) : dir_(dir) {
@@ -261,7 +267,7 @@ class Daemon {
     std::ofstream(path) << config;
     started_ = Steady::now();
     proc_ = std::make_unique<firstwork::testing::Subprocess>(
-        std::vector<std::string>{FIRSTWORKD_PATH, "run", "--config", path.string()},
+        std::vector<std::string>{daemonPath(), "run", "--config", path.string()},
         (dir / (name + ".log")).string());
     static const std::regex re("\"listen\":\"(http://127\\.0\\.0\\.1:[0-9]+)\"");
     firstwork::testing::eventually(
@@ -308,7 +314,7 @@ class Daemon {
   /// Seconds from the process start to /readyz answering 200 (polled every 10 ms).
   double waitReady(std::chrono::seconds timeout) const {
     auto deadline = Steady::now() + timeout;
-    while (Steady::now() < deadline) {
+    while (Steady::now() < deadline && proc_->running()) {
       if (get("/readyz") == 200) return secondsSince(started_);
       std::this_thread::sleep_for(10ms);
     }
@@ -585,7 +591,7 @@ int run(const Options& o) {
   const fs::path dir = mkdtemp(tmpl);
   const auto start = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
   std::printf("firstwork_estate_bench: scale %.3f, cpu %d cores, firstworkd %s\n", o.scale,
-              static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), FIRSTWORKD_PATH);
+              static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), daemonPath().c_str());
 
   // --- 2. end to end over HTTP and TLS ------------------------------------------------------
   std::printf("\n[2] end to end: %zu events of the 7:2:1 cycle mix streamed to firstworkd\n", o.events);

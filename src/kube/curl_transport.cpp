@@ -371,7 +371,14 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   static int onSocket(CURL*, curl_socket_t fd, int what, void* user, void*) {
     auto* impl = static_cast<Impl*>(user);
     if (what == CURL_POLL_REMOVE) {
-      impl->sockets.erase(fd);  // ~Socket releases the descriptor (cancelling its waits)
+      auto it = impl->sockets.find(fd);
+      if (it == impl->sockets.end()) return 0;
+      // Deregister now, not in ~Socket: onReady() up the stack may still hold this Socket, and
+      // curl hands the same fd straight back when it reuses the connection for the next request
+      // (the next LIST page): registering it again while the old registration lives fails with
+      // EEXIST ("assign: File exists") and broke every later request of the cluster.
+      if (it->second->descriptor.is_open()) it->second->descriptor.release();
+      impl->sockets.erase(it);
       return 0;
     }
     auto it = impl->sockets.find(fd);
