@@ -449,16 +449,17 @@ void MilestoneEngine::State::integrateStranded(SystemTime from, SystemTime to) {
 void MilestoneEngine::State::integrateRates(SystemTime from, SystemTime to) {
   if (!(from < to)) return;
   const double secs = toSeconds(to - from);
-  for (const auto& key : rated) {
-    auto it = logical.find(key);
-    if (it == logical.end()) continue;
-    const LogicalWorkload& lw = it->second;
-    for (const auto& [cls, r] : lw.rates) {
-      for (size_t i = 0; i < r.size(); ++i) {
-        if (r[i] == 0) continue;
-        gpuSeconds[{lw.rateCluster, lw.rateQueue, cls, static_cast<GpuState>(i)}] +=
-            static_cast<double>(r[i]) * secs;
-      }
+  for (const auto& [key, rate] : rateTotals) gpuSeconds[key] += static_cast<double>(rate) * secs;
+}
+
+void MilestoneEngine::State::addRates(const LogicalWorkload& lw, int64_t sign) {
+  for (const auto& [cls, r] : lw.rates) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r[i] == 0) continue;
+      auto key = std::make_tuple(lw.rateCluster, lw.rateQueue, cls, static_cast<GpuState>(i));
+      auto [it, inserted] = rateTotals.try_emplace(std::move(key), 0);
+      it->second += sign * r[i];
+      if (it->second == 0) rateTotals.erase(it);
     }
   }
 }

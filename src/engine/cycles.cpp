@@ -524,9 +524,9 @@ void MilestoneEngine::State::settle(LogicalWorkload& lw) {
     countInterrupted(lw, cy);
   }
   updateIntervals(lw);
+  addRates(lw, -1);
   updateRates(lw);
-  if (lw.rates.empty()) rated.erase(lw.key);
-  else rated.insert(lw.key);
+  addRates(lw, 1);
   stuckWatch.insert(lw.key);
   checkDuplicates(lw);
 }

@@ -593,7 +593,7 @@ void MilestoneEngine::State::gc(SystemTime now) {
         // The logical workload goes with its home Workload; its intervals stay in the timeline
         // (they are history).
         if (!l.remoteCopy) {
-          rated.erase(lw->first);
+          addRates(lw->second, -1);
           stuckWatch.erase(lw->first);
           logical.erase(lw);
         }

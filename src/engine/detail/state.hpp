@@ -303,7 +303,6 @@ struct MilestoneEngine::State {
   std::set<std::string> dirty;                      // LW keys to settle
   // Per-advance work is proportional to what changed, not to the estate: these name the few
   // logical workloads the time-driven passes must visit.
-  std::set<std::string> rated;       // non-empty rates (integrateRates)
   std::set<std::string> stuckWatch;  // settled since classifyStuck last found them settled for good
   std::priority_queue<Tombstone, std::vector<Tombstone>, std::greater<>> tombstones;  // gc()
   std::set<std::pair<std::string, std::string>> dirtyLocals;  // (cluster, uid) to scan for preemption
@@ -336,6 +335,9 @@ struct MilestoneEngine::State {
   // Counters.
   std::map<std::tuple<std::string, std::string, StrandedPhase>, double> strandedSeconds;
   std::map<std::tuple<std::string, std::string, std::string, GpuState>, double> gpuSeconds;
+  // Σ of every logical workload's rates by gpuSeconds key, kept as rates change, so that
+  // integrateRates() costs the keys (queues × classes), not the workloads running.
+  std::map<std::tuple<std::string, std::string, std::string, GpuState>, int64_t> rateTotals;
   std::map<std::tuple<std::string, std::string, std::string>, double> interruptedSeconds;
   std::map<std::string, RecoveryTotals> recoveryTotals;
   std::map<std::tuple<std::string, std::string, ReclaimOutcome>, int64_t> reclaimTotals;
@@ -401,6 +403,8 @@ struct MilestoneEngine::State {
   std::vector<Interval> deriveIntervals(LogicalWorkload& lw) const;
   void checkCapacity(LogicalWorkload& lw, Cycle& cy);
   void updateRates(LogicalWorkload& lw);
+  /// Adds (sign 1) or removes (sign -1) lw's rates to rateTotals.
+  void addRates(const LogicalWorkload& lw, int64_t sign);
   void refreshUsable(ClusterData& c);
   bool isDisconnected(const std::string& cluster, SystemTime t) const;
   Levels levelsAt(const std::string& cluster, const std::string& deviceClass, SystemTime t) const;
