@@ -81,7 +81,7 @@ ClusterData* MilestoneEngine::State::cluster(std::string_view name) {
 LocalWorkload* MilestoneEngine::State::local(std::string_view cluster, std::string_view uid) {
   auto c = clusters.find(cluster);
   if (c == clusters.end()) return nullptr;
-  auto it = c->second.workloads.find(std::string(uid));
+  auto it = c->second.workloads.find(uid);
   return it == c->second.workloads.end() ? nullptr : &it->second;
 }
 
@@ -89,7 +89,7 @@ const LocalWorkload* MilestoneEngine::State::local(std::string_view cluster,
                                                    std::string_view uid) const {
   auto c = clusters.find(cluster);
   if (c == clusters.end()) return nullptr;
-  auto it = c->second.workloads.find(std::string(uid));
+  auto it = c->second.workloads.find(uid);
   return it == c->second.workloads.end() ? nullptr : &it->second;
 }
 

@@ -33,8 +33,13 @@ Snapshot MilestoneEngine::State::snapshot() const {
     const Cycle& cy = lw.cycles.back();
     if (cycleEnd(lw, cy, true)) continue;
     const std::string exec = executionCluster(lw, cy);
-    const std::string cl = exec.empty() ? lw.cluster : exec;
-    const std::string cq = ref(lw, &cy).clusterQueue;
+    const std::string& cl = exec.empty() ? lw.cluster : exec;
+    // What ref(lw, &cy).clusterQueue says, without building the whole reference per workload
+    // per tick.
+    const LocalWorkload* h = cy.clusterQueue.empty() ? home(lw) : nullptr;
+    const std::string cq = !cy.clusterQueue.empty() ? cy.clusterQueue
+                           : h != nullptr           ? clusterQueueOf(lw, *h)
+                                                    : std::string();
     WorkloadState st = WorkloadState::Queued;
     if (cy.has(Milestone::FirstWork)) st = WorkloadState::Productive;
     else if (cy.has(Milestone::Running)) st = WorkloadState::Running;

@@ -1,6 +1,7 @@
 #pragma once
 // Internal state of the MilestoneEngine, shared by the engine's .cpp files (not a public header).
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -247,17 +248,25 @@ struct PendingVictim {
   VictimRef victim;
 };
 
+/// Hash of std::string keys that also takes string_views (no temporary string per lookup).
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
 /// Per-cluster object indexes.
 struct ClusterData {
   ClusterConfig config;
   // Looked up on every event and never iterated: hashed, so a lookup does not grow with the
   // estate (ordered maps of 36-byte uids were the engine's top cost at scale).
-  std::unordered_map<std::string, LocalWorkload> workloads;       // uid →
-  std::unordered_map<std::string, std::string> workloadsByName;   // ns/name → uid
-  std::unordered_map<std::string, std::string> workloadsByOwner;  // owner/job uid → uid
-  std::unordered_map<std::string, std::string> workloadsByJobName;  // ns/jobname → uid
-  std::unordered_map<std::string, PodRecord> pods;                // uid →
-  std::unordered_map<std::string, std::string> podsByName;        // ns/name → uid
+  StringMap<LocalWorkload> workloads;       // uid →
+  StringMap<std::string> workloadsByName;   // ns/name → uid
+  StringMap<std::string> workloadsByOwner;  // owner/job uid → uid
+  StringMap<std::string> workloadsByJobName;  // ns/jobname → uid
+  StringMap<PodRecord> pods;                // uid →
+  StringMap<std::string> podsByName;        // ns/name → uid
   std::map<std::string, std::set<std::string>> unresolvedPods;    // namespace → uids
   size_t unresolvedCount = 0;
   void addUnresolved(const std::string& ns, const std::string& uid);
