@@ -190,7 +190,7 @@ TEST_CASE("firstworkd report on the daemon's store of the design drills: golden 
   // of these, but a loaded one (CI runs tests in parallel) starts a drill's setup late — the
   // event times stay exact, the live counters begin late. So: never more than the drill can
   // give (+0.3 GPU-h for the last step), at least half of it (a machine loaded by other work was
-  // seen at 0.76), and in the drill's order.
+  // seen at 0.57 of the reserved figure), and in the drill's order.
   const auto& t = j["gpu_seconds"]["totals"];
   const std::pair<const char*, double> expected[] = {
       {"reserved", 9.333}, {"allocated", 6.933}, {"productive", 5.067}, {"published", 10.667}};
