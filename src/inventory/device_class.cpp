@@ -91,14 +91,10 @@ bool matches(const DeviceClassMapping& mapping, std::string_view driver,
                      });
 }
 
-}  // namespace
-
-Result<DeviceClassMapping> parseDeviceClassSelector(std::string_view deviceClassName,
-                                                    std::string_view celExpression) {
+// The `&&`-joined equality terms of a selector; `have_driver` tells whether one pinned the driver.
+Result<DeviceClassMapping> parseSelectorTerms(std::string_view celExpression, bool& have_driver) {
   DeviceClassMapping mapping;
-  mapping.name = std::string(deviceClassName);
-  if (mapping.name.empty()) return makeError("DeviceClass name is empty");
-  bool have_driver = false;
+  have_driver = false;
   for (std::string_view term : splitOutsideQuotes(celExpression, "&&")) {
     term = trim(term);
     while (term.size() >= 2 && term.front() == '(' && term.back() == ')') {
@@ -139,9 +135,21 @@ Result<DeviceClassMapping> parseDeviceClassSelector(std::string_view deviceClass
     }
     return makeError("unsupported selector term: " + std::string(term));
   }
+  return mapping;
+}
+
+}  // namespace
+
+Result<DeviceClassMapping> parseDeviceClassSelector(std::string_view deviceClassName,
+                                                    std::string_view celExpression) {
+  if (deviceClassName.empty()) return makeError("DeviceClass name is empty");
+  bool have_driver = false;
+  auto mapping = parseSelectorTerms(celExpression, have_driver);
+  if (!mapping.ok()) return mapping;
   if (!have_driver) {
     return makeError("selector does not pin the driver (device.driver == \"...\")");
   }
+  mapping->name = std::string(deviceClassName);
   return mapping;
 }
 
@@ -173,6 +181,42 @@ std::optional<std::string> Inventory::classForDeviceClassName(
     return config_.nvidiaDriver;
   }
   return std::nullopt;
+}
+
+// NVIDIA's MIG DeviceClass selects MIG devices of the driver; which profile a request wants sits in
+// the request's own CEL selectors, in the form NVIDIA's examples use:
+//   device.attributes['gpu.nvidia.com'].profile == '1g.12gb'
+// optionally with `device.attributes['gpu.nvidia.com'].type == 'mig'` and the driver
+// (NVIDIA/k8s-dra-driver-gpu demo/specs/extended-resources/mig-1g-12gb.yaml @ 5b4e8b1b). Selectors
+// of any other form (capacity comparisons, `||`, functions) do not pin a profile: the request stays
+// unresolved rather than guessed.
+std::optional<std::string> Inventory::classForRequest(const model::DeviceRequest& request) const {
+  if (auto c = classForDeviceClassName(request.deviceClassName)) return c;
+  if (!config_.nvidiaDraDefaults || request.deviceClassName.empty() ||
+      request.deviceClassName != config_.nvidiaMigDeviceClass) {
+    return std::nullopt;
+  }
+  const std::string& driver = config_.nvidiaDriver;
+  std::optional<std::string> profile;
+  for (const auto& expression : request.selectors) {
+    bool have_driver = false;
+    auto terms = parseSelectorTerms(expression, have_driver);
+    if (!terms.ok() || (have_driver && terms->driver != driver)) return std::nullopt;
+    for (const auto& term : terms->attributes) {
+      if (sameAttribute(driver, term.name, config_.profileAttribute)) {
+        if (profile && *profile != term.value) return std::nullopt;  // contradictory: no device
+        profile = term.value;
+      } else if (sameAttribute(driver, term.name, config_.typeAttribute)) {
+        if (term.value != "mig") return std::nullopt;
+      } else {
+        // Another attribute narrows the devices further (e.g. a product): the class of the
+        // profile still counts them, as the selector only ever picks MIG devices of it.
+        continue;
+      }
+    }
+  }
+  if (!profile || profile->empty()) return std::nullopt;
+  return driver + std::string(kMigClassInfix) + *profile;
 }
 
 bool Inventory::tracked(std::string_view resource) const {

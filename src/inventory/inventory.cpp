@@ -10,22 +10,12 @@ namespace firstwork::inventory {
 namespace {
 
 constexpr std::string_view kNvidiaLabelPrefix = "nvidia.com/";
-constexpr std::string_view kSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
-constexpr std::string_view kSharedProductSuffix = "-SHARED";
 
 // Node taints the node lifecycle controller and `kubectl cordon` set: they are reported under the
 // node's own reason rather than as a generic taint.
 constexpr std::string_view kNotReadyTaint = "node.kubernetes.io/not-ready";
 constexpr std::string_view kUnreachableTaint = "node.kubernetes.io/unreachable";
 constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
-
-// Local lookups (firstwork_model's helpers are not needed for these few reads).
-const std::string* labelValue(const model::KeyValues& kv, std::string_view key) {
-  for (const auto& [k, v] : kv) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
 
 bool conditionTrue(const std::vector<model::Condition>& conditions, std::string_view type) {
   for (const auto& c : conditions) {
@@ -52,6 +42,13 @@ std::string objectKey(const model::ObjectMeta& meta) {
 // Extended resources are whole numbers; milli-units only come from the quantity parser.
 int64_t wholeUnits(int64_t milli) { return milli > 0 ? milli / 1000 : 0; }
 
+// Devices behind `units` shares: units / replicas (a device whose replicas are partly published
+// is still a device), or the count label when the replica count is not published.
+int64_t physicalBehind(int64_t units, const NodeSharing& sharing) {
+  if (sharing.replicas > 1) return (units + sharing.replicas - 1) / sharing.replicas;
+  return sharing.count.value_or(0);
+}
+
 // "<request>/<subrequest>" (firstAvailable) belongs to request "<request>".
 std::string_view requestName(std::string_view result_request) {
   const size_t slash = result_request.find('/');
@@ -77,7 +74,7 @@ bool sameRequests(const std::vector<model::DeviceRequest>& a,
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
     return x.name == y.name && x.deviceClassName == y.deviceClassName &&
            x.allocationModeAll == y.allocationModeAll && x.count == y.count &&
-           x.firstAvailable == y.firstAvailable;
+           x.firstAvailable == y.firstAvailable && x.selectors == y.selectors;
   });
 }
 
@@ -273,33 +270,13 @@ std::optional<UnavailableReason> Inventory::nodeReason(const ClusterState& state
 }
 
 NodeSharing Inventory::sharingOf(const NodeRecord& node, std::string_view resource) {
-  NodeSharing sharing;
-  if (const auto* v = labelValue(node.nvidiaLabels, kSharingStrategyLabel)) sharing.strategy = *v;
-  std::string key(resource);
-  key += ".replicas";
-  if (const auto* v = labelValue(node.nvidiaLabels, key)) {
-    int64_t replicas = 0;
-    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), replicas);
-    if (ec == std::errc() && ptr == v->data() + v->size() && replicas >= 1) {
-      sharing.replicas = replicas;
-    }
-  }
-  key.assign(resource);
-  key += ".product";
-  if (const auto* v = labelValue(node.nvidiaLabels, key)) {
-    sharing.product = *v;
-    sharing.productShared = endsWith(*v, kSharedProductSuffix);
-  }
-  return sharing;
+  return readNodeSharing(node.nvidiaLabels, resource);
 }
 
-std::string Inventory::extendedClass(std::string_view resource, const NodeRecord* node) const {
-  if (endsWith(resource, kSharedClassSuffix)) return std::string(resource);
-  if (node != nullptr && startsWith(resource, kNvidiaLabelPrefix) &&
-      sharingOf(*node, resource).shared()) {
-    return std::string(resource) + std::string(kSharedClassSuffix);
-  }
-  return std::string(resource);
+std::optional<std::string> Inventory::extendedClass(std::string_view resource,
+                                                    const NodeRecord* node) const {
+  if (node == nullptr || !startsWith(resource, kNvidiaLabelPrefix)) return std::string(resource);
+  return sharingClass(resource, sharingOf(*node, resource));
 }
 
 std::optional<NodeSharing> Inventory::nodeSharing(std::string_view cluster_name,
@@ -310,6 +287,30 @@ std::optional<NodeSharing> Inventory::nodeSharing(std::string_view cluster_name,
   auto it = state->nodes.find(node);
   if (it == state->nodes.end()) return std::nullopt;
   return sharingOf(it->second, resource);
+}
+
+std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name) const {
+  std::vector<NodeResourceMode> out;
+  for (const auto& [name, state] : clusters_) {
+    if (!cluster_name.empty() && name != cluster_name) continue;
+    for (const auto& [node_name, node] : state.nodes) {
+      for (const auto& [resource, milli] : node.allocatable) {
+        if (!startsWith(resource, kNvidiaLabelPrefix)) continue;
+        NodeResourceMode m;
+        m.cluster = name;
+        m.node = node_name;
+        m.resource = resource;
+        m.sharing = sharingOf(node, resource);
+        m.deviceClass = sharingClass(resource, m.sharing).value_or(std::string());
+        m.units = wholeUnits(milli);
+        if (!m.deviceClass.empty() && endsWith(m.deviceClass, kSharedClassSuffix)) {
+          m.physicalDevices = physicalBehind(m.units, m.sharing);
+        }
+        out.push_back(std::move(m));
+      }
+    }
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,6 +351,12 @@ void Inventory::applyExtendedDelta(const ClusterState& state, std::string_view n
   const auto device_class = heldClass(state, node, resource);
   if (!device_class) return;
   AllocationFigures& out = state.extended;
+  if (device_class->empty()) {
+    auto e = out.unclassifiedAllocated.try_emplace(std::string(resource), 0).first;
+    e->second += units;
+    if (e->second == 0) out.unclassifiedAllocated.erase(e);
+    return;
+  }
   out.allocated[*device_class] += units;
   auto usable_node = state.usableByNode.find(node);
   if (usable_node == state.usableByNode.end()) return;
@@ -408,7 +415,7 @@ std::optional<std::string> Inventory::requestedClass(const ClaimRecord& claim,
                                                      const model::DeviceAllocation& result) const {
   const std::string_view request = requestName(result.request);
   for (const auto& r : claim.requests) {
-    if (r.name == request) return classForDeviceClassName(r.deviceClassName);
+    if (r.name == request) return classForRequest(r);
   }
   return std::nullopt;
 }
@@ -431,6 +438,8 @@ void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState&
   unclassified.clear();
   state.usableByNode.clear();
   state.extendedClasses.clear();
+  state.physicalByNode.clear();
+  state.serving.clear();
   state.devices.clear();
   auto figure = [&](const std::string& device_class, ClassKind kind) -> ClassFigures& {
     auto it = figures.find(device_class);
@@ -439,6 +448,8 @@ void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState&
       f.cluster = std::string(cluster_name);
       f.deviceClass = device_class;
       f.kind = kind;
+      f.unit = unitOf(device_class);
+      f.physicalUnit = physicalUnitOf(device_class);
       it = figures.emplace(device_class, std::move(f)).first;
     }
     return it->second;
@@ -448,25 +459,45 @@ void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState&
     const auto reason = nodeReason(state, node_name);
     auto& classes = state.extendedClasses[node_name];
     for (const auto& [resource, milli] : node.allocatable) {
-      const std::string device_class = extendedClass(resource, &node);
-      classes.insert_or_assign(resource, device_class);
+      const auto device_class = extendedClass(resource, &node);
+      classes.insert_or_assign(resource, device_class.value_or(std::string()));
+      if (device_class && *device_class != resource) {
+        auto& serving = state.serving[resource];
+        if (std::find(serving.begin(), serving.end(), *device_class) == serving.end()) {
+          serving.insert(std::lower_bound(serving.begin(), serving.end(), *device_class),
+                         *device_class);
+        }
+      }
       const int64_t units = wholeUnits(milli);
       if (units == 0) continue;
-      ClassFigures& f = figure(device_class, ClassKind::ExtendedResource);
+      if (!device_class) {
+        // The node's labels do not say what the units are: reported, never guessed.
+        UnclassifiedFigures& u = unclassified[resource];
+        u.cluster = std::string(cluster_name);
+        u.source = resource;
+        u.kind = ClassKind::ExtendedResource;
+        u.published += units;
+        if (!reason) u.usable += units;
+        continue;
+      }
+      ClassFigures& f = figure(*device_class, ClassKind::ExtendedResource);
       f.published += units;
       if (reason) {
         f.unavailable += units;
         f.unavailableByReason[static_cast<size_t>(*reason)] += units;
       } else {
         f.usable += units;
-        state.usableByNode[node_name][device_class] += units;
+        state.usableByNode[node_name][*device_class] += units;
       }
-      if (endsWith(device_class, kSharedClassSuffix)) {
-        // Shares: report the GPUs behind them, never count them as GPUs.
+      if (endsWith(*device_class, kSharedClassSuffix)) {
+        // Shares: report the devices behind them, never count them as devices.
+        const int64_t physical = physicalBehind(units, sharingOf(node, resource));
         f.shared = true;
-        const std::string_view base = std::string_view(device_class).substr(
-            0, device_class.size() - kSharedClassSuffix.size());
-        f.physicalDevices += units / sharingOf(node, base).replicas;
+        f.physicalDevices += physical;
+        if (!reason) {
+          f.physicalUsable += physical;
+          state.physicalByNode[node_name][*device_class] += physical;
+        }
       }
     }
   }
@@ -479,7 +510,8 @@ void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState&
     if (!device_class) {
       UnclassifiedFigures& u = unclassified[std::string(view.driver)];
       u.cluster = std::string(cluster_name);
-      u.driver = std::string(view.driver);
+      u.source = std::string(view.driver);
+      u.kind = ClassKind::Dra;
       ++u.published;
       if (!reason) ++u.usable;
     } else {
@@ -510,6 +542,10 @@ void Inventory::recomputeExtended(const ClusterState& state) const {
     for (const auto& [resource, units] : by_resource) {
       const auto device_class = heldClass(state, node_name, resource);
       if (!device_class) continue;
+      if (device_class->empty()) {
+        out.unclassifiedAllocated[resource] += units;
+        continue;
+      }
       out.allocated[*device_class] += units;
       if (usable) out.heldByNode[node_name][*device_class] += units;
     }
@@ -556,6 +592,8 @@ void Inventory::mergeFigures(std::string_view cluster_name, const ClusterState& 
       f.cluster = std::string(cluster_name);
       f.deviceClass = device_class;
       f.kind = kind;
+      f.unit = unitOf(device_class);
+      f.physicalUnit = physicalUnitOf(device_class);
       it = state.figures.emplace(device_class, std::move(f)).first;
     }
     return it->second;
@@ -575,11 +613,26 @@ void Inventory::mergeFigures(std::string_view cluster_name, const ClusterState& 
       f.free = f.usable - (it == state.dra.allocatedUsable.end() ? 0 : it->second);
     }
   }
-  for (const auto& [driver, n] : state.dra.unclassifiedAllocated) {
-    UnclassifiedFigures& u = state.unclassified[driver];
-    u.cluster = std::string(cluster_name);
-    u.driver = driver;
-    u.allocated += n;
+  for (const auto* allocation : {&state.dra, &state.extended}) {
+    for (const auto& [source, n] : allocation->unclassifiedAllocated) {
+      UnclassifiedFigures& u = state.unclassified[source];
+      u.cluster = std::string(cluster_name);
+      u.source = source;
+      u.kind = allocation == &state.dra ? ClassKind::Dra : ClassKind::ExtendedResource;
+      u.allocated += n;
+    }
+  }
+  // Devices behind shares with at least one tenant: per usable node min(devices, shares held)
+  // (the device plugin spreads replicas over the node's devices; see ClassFigures).
+  for (const auto& [node_name, by_class] : state.physicalByNode) {
+    const auto held_it = state.extended.heldByNode.find(node_name);
+    if (held_it == state.extended.heldByNode.end()) continue;
+    for (const auto& [device_class, devices] : by_class) {
+      auto h = held_it->second.find(device_class);
+      if (h == held_it->second.end()) continue;
+      auto f = state.figures.find(device_class);
+      if (f != state.figures.end()) f->second.physicalAllocated += std::min(devices, h->second);
+    }
   }
   // A class that neither publishes nor holds anything has no series.
   for (auto it = state.figures.begin(); it != state.figures.end();) {
@@ -652,6 +705,7 @@ InventorySnapshot Inventory::snapshot() const {
   s.at = tracker_.now();
   s.classes = classes();
   s.unclassified = unclassified();
+  s.nodeModes = nodeModes();
   s.pools = pools();
   s.poolCounts = tracker_.poolCounts();
   s.poolIncompleteSeconds = tracker_.incompleteSeconds();
@@ -662,6 +716,32 @@ InventorySnapshot Inventory::snapshot() const {
 
 // ---------------------------------------------------------------------------------------------
 // Lookups for the engine
+
+std::vector<std::string> Inventory::servingClasses(std::string_view cluster_name,
+                                                   std::string_view requestClass) const {
+  std::vector<std::string> out{std::string(requestClass)};
+  const ClusterState* state = fresh(cluster_name);
+  if (state == nullptr) return out;
+  auto it = state->serving.find(requestClass);
+  if (it == state->serving.end()) return out;
+  for (const auto& c : it->second) {
+    if (c != requestClass) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::map<std::string, int64_t, std::less<>> Inventory::physicalUsableByNode(
+    std::string_view cluster_name, std::string_view deviceClass) const {
+  std::map<std::string, int64_t, std::less<>> out;
+  const ClusterState* state = fresh(cluster_name);
+  if (state == nullptr) return out;
+  for (const auto& [node_name, by_class] : state->physicalByNode) {
+    auto it = by_class.find(deviceClass);
+    if (it != by_class.end() && it->second > 0) out.emplace(node_name, it->second);
+  }
+  return out;
+}
 
 std::vector<DeviceCount> Inventory::demandForRequests(const model::ResourceList& perPod,
                                                       int64_t pods) const {
@@ -701,7 +781,12 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
       ++out.unresolvedClaims;
       continue;
     }
-    addCount(counts, bound ? extendedClass(resource, node) : std::string(resource), bound, units);
+    const auto device_class = bound ? extendedClass(resource, node) : std::string(resource);
+    if (!device_class) {
+      out.unclassified += units;  // the node's labels do not say what the units are
+      continue;
+    }
+    addCount(counts, *device_class, bound, units);
   }
 
   for (const auto& pod_claim : pod.claims) {
@@ -732,7 +817,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
         ++out.unresolvedClaims;
         continue;
       }
-      if (auto device_class = classForDeviceClassName(request.deviceClassName)) {
+      if (auto device_class = classForRequest(request)) {
         addCount(counts, std::move(*device_class), false, request.count);
       } else {
         out.unclassified += std::max<int64_t>(0, request.count);

@@ -12,6 +12,29 @@ namespace {
 constexpr size_t kMaxResults = 128;
 constexpr size_t kMaxReservedFor = 256;
 constexpr size_t kMaxDevices = 256;
+// CEL selectors are kept only to read simple attribute equalities (a MIG profile); longer
+// expressions are truncated, which makes them unreadable rather than wrong.
+constexpr size_t kMaxSelectorBytes = 1024;
+constexpr size_t kMaxSelectors = 32;
+
+bool readSelectors(Ctx& c, od::value& v, std::vector<std::string>& dst) {
+  dst.clear();
+  bool ok = forElements(c, v, [&](size_t, od::value& e) {
+    return forFields(c, e, [&](std::string_view k, od::value& x) {
+      if (k != "cel") return true;
+      return forFields(c, x, [&](std::string_view ck, od::value& cx) {
+        if (ck != "expression") return true;
+        if (dst.size() >= kMaxSelectors) return tooMany(c, kMaxSelectors);
+        std::string expression;
+        if (!readText(c, cx, expression, kMaxSelectorBytes)) return false;
+        dst.push_back(std::move(expression));
+        return true;
+      });
+    });
+  });
+  shrink(dst);
+  return ok;
+}
 
 /// The fields a v1 `exactly` block, a `firstAvailable` alternative and a v1beta1 flat request share.
 bool readRequestShape(Ctx& c, std::string_view k, od::value& x, DeviceRequest& r) {
@@ -27,6 +50,7 @@ bool readRequestShape(Ctx& c, std::string_view k, od::value& x, DeviceRequest& r
     if (r.count < 0) return c.fail("must not be negative");
     return true;
   }
+  if (k == "selectors") return readSelectors(c, x, r.selectors);
   return true;
 }
 

@@ -42,9 +42,25 @@ constexpr std::array<std::string_view, 6> kKeptPrefixes = {
     "batch.kubernetes.io/",    "resource.kubernetes.io/", "k8s.io/",
 };
 
+// Of NVIDIA's labels only the ones that tell how a node hands out its devices are read (GPU
+// feature discovery: `<resource>.product|count|replicas|sharing-strategy` and
+// `nvidia.com/mig.strategy`; see src/inventory/node_sharing.cpp). A GPU-operator node carries 40
+// to 80 other nvidia.com/ labels (deploy flags, CUDA versions, per-profile MIG engine counts);
+// keeping them could push the ones that matter past kMaxKeyValues.
+bool keptNvidiaKey(std::string_view key) {
+  constexpr std::string_view kSuffixes[] = {".product", ".count", ".replicas", ".sharing-strategy"};
+  if (key == "nvidia.com/mig.strategy") return true;
+  for (auto s : kSuffixes) {
+    if (key.size() > s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0) return true;
+  }
+  return false;
+}
+
 bool keptKey(std::string_view key) {
   for (auto p : kKeptPrefixes) {
-    if (key.size() > p.size() && key.compare(0, p.size(), p) == 0) return true;
+    if (key.size() > p.size() && key.compare(0, p.size(), p) == 0) {
+      return p != "nvidia.com/" || keptNvidiaKey(key);
+    }
   }
   return false;
 }

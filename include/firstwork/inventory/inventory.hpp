@@ -77,10 +77,11 @@ struct InventoryConfig {
   std::string nvidiaDriver = "gpu.nvidia.com";
   std::string typeAttribute = "type";
   std::string profileAttribute = "profile";
-  /// NVIDIA's DeviceClass for whole GPUs; claims of this class map to "gpu.nvidia.com". (Its MIG
-  /// class `mig.nvidia.com` carries the profile in per-claim CEL selectors, which the model does
-  /// not keep, so MIG demand by DeviceClass is unresolvable unless mapped here explicitly.)
+  /// NVIDIA's DeviceClass for whole GPUs; claims of this class map to "gpu.nvidia.com".
   std::string nvidiaGpuDeviceClass = "gpu.nvidia.com";
+  /// NVIDIA's DeviceClass for MIG devices; requests of it resolve to a MIG class when their CEL
+  /// selectors pin the profile attribute (classForRequest).
+  std::string nvidiaMigDeviceClass = "mig.nvidia.com";
   /// Configured DeviceClasses, checked in order before the NVIDIA defaults; first match wins.
   std::vector<DeviceClassMapping> deviceClasses;
   /// Node taint keys that GPU workloads are expected to tolerate (GKE and many operators taint GPU
@@ -88,6 +89,22 @@ struct InventoryConfig {
   /// node's devices unavailable (reason tainted).
   std::vector<std::string> toleratedNodeTaintKeys{"nvidia.com/gpu"};
 };
+
+/// The unit a device class counts: the `unit` label. Figures of different units are never added
+/// together; within one unit, capacity states (published, usable, allocated, productive) add up
+/// across device classes (e.g. whole GPUs from the device plugin and from the DRA driver).
+///  - gpu:     one whole physical GPU ("nvidia.com/gpu" on nodes that do not share or partition
+///             it, "gpu.nvidia.com" DRA devices of type gpu);
+///  - mig:     one MIG instance of the profile the class names ("nvidia.com/mig-<profile>",
+///             "gpu.nvidia.com/mig-<profile>");
+///  - share:   one time-sliced or MPS replica ("<resource>.shared"); the physical devices behind a
+///             share class are reported separately in the base resource's unit;
+///  - device:  one device of a configured DeviceClass or another tracked extended resource;
+///  - unknown: capacity that could not be classified (reported, never guessed into a class).
+enum class Unit : uint8_t { Gpu, Mig, Share, Device, Unknown };
+inline constexpr size_t kUnitCount = 5;
+/// "gpu" | "mig" | "share" | "device" | "unknown".
+std::string_view unitName(Unit unit);
 
 /// Whether a class counts extended-resource units or DRA devices.
 enum class ClassKind : uint8_t { ExtendedResource, Dra };
@@ -109,38 +126,97 @@ struct ClassFigures {
   /// `usable` (e.g. pods still bound to a NotReady node).
   int64_t allocated = 0;
   int64_t free = 0;
-  /// The class counts shares of GPUs (time-slicing / MPS); `physicalDevices` are the GPUs behind
-  /// them (allocatable / replicas per node). Zero for unshared classes.
+  Unit unit = Unit::Device;
+  /// The class counts shares (time-slicing / MPS); the devices behind them, in `physicalUnit`
+  /// (gpu, or mig for shares of MIG instances): published (ceil(allocatable / replicas) per node,
+  /// or the node's count label), usable (on usable nodes) and allocated (per usable node
+  /// min(devices, shares held): NVIDIA's device plugin hands replicas out across the node's
+  /// devices, fewest-allocated first — `distributed` policy, internal/rm/allocate.go @ 046b76bb —
+  /// so held shares occupy distinct devices up to the node's device count). Zero when not shared.
   bool shared = false;
+  Unit physicalUnit = Unit::Device;
   int64_t physicalDevices = 0;
+  int64_t physicalUsable = 0;
+  int64_t physicalAllocated = 0;
   /// DRA devices that consume shared counters (overlapping partitions of the same hardware, not
   /// all allocatable at once); included in `published` and, when nothing else applies, `usable`
   /// — so for such classes usable is an upper bound (counter sets are not modelled).
   int64_t partitionDevices = 0;
 };
 
-/// DRA devices no class matches, per (cluster, driver).
+/// Capacity no class matches, per (cluster, source): DRA devices per driver, and extended
+/// resources (per resource name) on nodes whose sharing mode is unknown. Never guessed into a
+/// class; exported as `unit="unknown"`.
 struct UnclassifiedFigures {
   std::string cluster;
-  std::string driver;
+  std::string source;  // the driver (DRA) or the extended resource name
+  ClassKind kind = ClassKind::Dra;
   int64_t published = 0;
   int64_t usable = 0;
   int64_t allocated = 0;
 };
 
-/// NVIDIA sharing labels of a node for one extended resource (GPU feature discovery / device
-/// plugin): `<resource>.replicas`, `<resource>.product` (e.g. `nvidia.com/gpu.replicas`,
-/// `nvidia.com/gpu.product`, and `nvidia.com/mig-1g.10gb.replicas` with the MIG mixed strategy),
-/// and the node-wide `nvidia.com/gpu.sharing-strategy`.
+/// How a node hands out one NVIDIA extended resource, as GPU feature discovery labels say.
+///  - exclusive:    one unit per device, labelled (replicas 0/1, sharing-strategy none, a product);
+///  - time-slicing / mps: replicas > 1 (or a "-SHARED" product, or the resource renamed
+///                  "<resource>.shared"); the shares go to "<class>.shared";
+///  - mig-single:   nvidia.com/mig.strategy=single and a "<model>-MIG-<profile>" product:
+///                  "nvidia.com/gpu" counts MIG instances, class "nvidia.com/mig-<profile>";
+///  - mig-mixed:    a "nvidia.com/mig-<profile>" resource;
+///  - unlabelled:   no GPU feature discovery labels for the resource: counted as one unit per
+///                  device (the device plugin's behaviour without a sharing configuration), but
+///                  reported so that operators can see the mode was not confirmed;
+///  - unknown:      labels that contradict each other or cannot be read: the capacity is
+///                  unclassified (`unit` unknown), with `NodeSharing::problem` saying why.
+enum class SharingMode : uint8_t {
+  Exclusive,
+  TimeSlicing,
+  Mps,
+  MigSingle,
+  MigMixed,
+  Unlabelled,
+  Unknown,
+};
+inline constexpr size_t kSharingModeCount = 7;
+/// "exclusive" | "time-slicing" | "mps" | "mig-single" | "mig-mixed" | "unlabelled" | "unknown".
+std::string_view sharingModeName(SharingMode mode);
+
+/// NVIDIA sharing labels of a node for one extended resource (GPU feature discovery):
+/// `<resource>.replicas`, `<resource>.sharing-strategy`, `<resource>.product`,
+/// `<resource>.count` (e.g. `nvidia.com/gpu.replicas`, `nvidia.com/mig-1g.10gb.product`), and
+/// the node-wide `nvidia.com/mig.strategy`. A renamed share resource ("nvidia.com/gpu.shared")
+/// reads the labels of its original name. Sources in src/inventory/node_sharing.cpp.
 struct NodeSharing {
-  std::string strategy;     // "none" | "time-slicing" | "mps" | "" (absent)
-  int64_t replicas = 1;     // 1 when absent or unparsable
+  SharingMode mode = SharingMode::Unlabelled;
+  std::string strategy;     // <resource>.sharing-strategy as published ("" when absent)
+  std::string migStrategy;  // nvidia.com/mig.strategy as published ("" when absent)
+  int64_t replicas = 1;     // <resource>.replicas; 1 when absent, 0 (sharing disabled) or 1
+  std::optional<int64_t> count;  // <resource>.count (devices; MIG devices under mig-single)
   std::string product;
-  bool productShared = false;  // product ends in "-SHARED" (time-slicing without renaming)
+  bool productShared = false;  // product ends in "-SHARED" (shared, not renamed)
+  std::string migProfile;      // the MIG profile the resource counts (mixed or single)
+  bool migSingle = false;      // nvidia.com/gpu counts MIG devices (mig.strategy=single)
+  std::string problem;         // mode unknown: why
   /// True when the node hands out shares rather than whole devices: replicas > 1 or a "-SHARED"
-  /// product. (The strategy label is reported, not relied upon: GFD writes it together with the
-  /// replicas.) Resources already named "<resource>.shared" are shares regardless.
+  /// product. Resources already named "<resource>.shared" are shares regardless.
   bool shared() const { return replicas > 1 || productShared; }
+};
+
+/// Reads the sharing mode of extended resource `resource` (an "nvidia.com/" name) from a node's
+/// labels. Pure; never guesses: contradictory or unreadable labels give mode unknown.
+NodeSharing readNodeSharing(const model::KeyValues& labels, std::string_view resource);
+/// The device class `resource` counts on a node with `sharing`; nullopt when the mode is unknown.
+std::optional<std::string> sharingClass(std::string_view resource, const NodeSharing& sharing);
+
+/// Sharing mode of one node's NVIDIA resource, for /api/v1/capacity and the node-mode gauge.
+struct NodeResourceMode {
+  std::string cluster;
+  std::string node;
+  std::string resource;     // as published in allocatable
+  std::string deviceClass;  // "" when unknown
+  NodeSharing sharing;
+  int64_t units = 0;          // allocatable
+  int64_t physicalDevices = 0;  // devices behind shares (0 unless shared)
 };
 
 /// Devices of one class a pod (or podset) holds or wants.
@@ -164,6 +240,7 @@ struct InventorySnapshot {
   SystemTime at{};  // last advance of the pool-time integral
   std::vector<ClassFigures> classes;  // sorted by (cluster, deviceClass); empty classes omitted
   std::vector<UnclassifiedFigures> unclassified;
+  std::vector<NodeResourceMode> nodeModes;  // NVIDIA resources of every node, sorted
   std::vector<PoolStatus> pools;
   std::vector<PoolCount> poolCounts;
   std::vector<PoolSecondsTotal> poolIncompleteSeconds;
@@ -252,6 +329,29 @@ class Inventory {
   /// NVIDIA sharing labels of a node for `resource`, nullopt for an unknown node.
   std::optional<NodeSharing> nodeSharing(std::string_view cluster, std::string_view node,
                                          std::string_view resource = "nvidia.com/gpu") const;
+  /// Sharing mode of every NVIDIA extended resource published by the nodes of `cluster` (all
+  /// clusters when empty), sorted by (cluster, node, resource).
+  std::vector<NodeResourceMode> nodeModes(std::string_view cluster = {}) const;
+
+  // Units and compatibility.
+  /// The unit of a device class (see Unit).
+  Unit unitOf(std::string_view deviceClass) const;
+  /// The unit of the devices behind a class: for "<base>.shared" the unit of <base>, else unitOf.
+  Unit physicalUnitOf(std::string_view deviceClass) const;
+  /// Classes of `cluster` that can serve a request for `requestClass` (an extended resource name
+  /// or a DRA class): the class itself, plus every class a node of the cluster publishes that
+  /// resource as (a plain "nvidia.com/gpu" request lands on a time-sliced node as a share, on a
+  /// mig.strategy=single node as a MIG instance). Sorted.
+  std::vector<std::string> servingClasses(std::string_view cluster,
+                                          std::string_view requestClass) const;
+  /// Usable devices behind share class `deviceClass` per usable node of `cluster` (empty for
+  /// classes that are not shares).
+  std::map<std::string, int64_t, std::less<>> physicalUsableByNode(
+      std::string_view cluster, std::string_view deviceClass) const;
+  /// Class of one DRA request: classForDeviceClassName, or for NVIDIA's MIG DeviceClass
+  /// (`mig.nvidia.com`) a request whose CEL selectors pin the profile
+  /// (`device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`) → "gpu.nvidia.com/mig-1g.10gb".
+  std::optional<std::string> classForRequest(const model::DeviceRequest& request) const;
 
  private:
   struct NodeRecord {
@@ -290,7 +390,7 @@ class Inventory {
     std::map<std::string, int64_t, std::less<>> allocated;
     std::map<std::string, int64_t, std::less<>> free;  // extended: per-node free summed
     std::map<std::string, int64_t, std::less<>> allocatedUsable;  // DRA
-    std::map<std::string, int64_t, std::less<>> unclassifiedAllocated;  // by driver (DRA)
+    std::map<std::string, int64_t, std::less<>> unclassifiedAllocated;  // by driver / resource
     // Extended: node -> class -> units held on usable nodes (for incremental free updates).
     std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> heldByNode;
   };
@@ -315,7 +415,11 @@ class Inventory {
     mutable std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>>
         usableByNode;  // node -> extended class -> usable units
     mutable std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
-        extendedClasses;  // node -> published resource -> its class there
+        extendedClasses;  // node -> published resource -> its class there ("" unclassified)
+    mutable std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>>
+        physicalByNode;  // usable node -> share class -> usable devices behind the shares
+    mutable std::map<std::string, std::vector<std::string>, std::less<>>
+        serving;  // requested resource -> classes that serve it (sorted, without itself)
     mutable std::unordered_map<std::string, DeviceInfo> devices;
     mutable AllocationFigures extended;
     mutable AllocationFigures dra;
@@ -337,6 +441,8 @@ class Inventory {
   // was updated in place (only the merge is then dirty).
   bool holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const;
   bool holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const;
+  /// Class of `resource` held on `node`: "" when the node's sharing mode is unknown, nullopt when
+  /// the node does not publish the resource (served through DRA, counted through the claim).
   std::optional<std::string> heldClass(const ClusterState& state, std::string_view node,
                                        std::string_view resource) const;
   void applyExtendedDelta(const ClusterState& state, std::string_view node,
@@ -347,7 +453,9 @@ class Inventory {
                                               std::string_view node) const;
   bool tracked(std::string_view resource) const;
   static NodeSharing sharingOf(const NodeRecord& node, std::string_view resource);
-  std::string extendedClass(std::string_view resource, const NodeRecord* node) const;
+  /// The class `resource` counts on `node` (nullptr: not bound, the resource itself); nullopt
+  /// when the node's sharing mode for it is unknown.
+  std::optional<std::string> extendedClass(std::string_view resource, const NodeRecord* node) const;
   std::optional<std::string> requestedClass(const ClaimRecord& claim,
                                             const model::DeviceAllocation& result) const;
   std::optional<std::string> classOfAllocation(std::string_view cluster, const ClaimRecord& claim,

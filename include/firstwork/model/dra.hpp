@@ -16,6 +16,10 @@ struct DeviceRequest {
   bool allocationModeAll = false;
   int64_t count = 1;
   bool firstAvailable = false;
+  /// selectors[].cel.expression (each truncated to 1 KiB). NVIDIA's MIG DeviceClass leaves the
+  /// profile to them, so they are the only place a MIG request names its profile.
+  std::vector<std::string> selectors;
+  bool operator==(const DeviceRequest&) const = default;
 };
 
 /// status.allocation.devices.results[].

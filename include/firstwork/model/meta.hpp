@@ -26,7 +26,9 @@ struct OwnerReference {
 
 /// metav1.ObjectMeta, slimmed. Decoders keep only labels and annotations whose key starts with
 /// one of the prefixes the engine reads (`kueue.x-k8s.io/`, `firstwork.dev/`, `nvidia.com/`,
-/// `batch.kubernetes.io/`, `resource.kubernetes.io/`, `k8s.io/`), and never more than 64 of each.
+/// `batch.kubernetes.io/`, `resource.kubernetes.io/`, `k8s.io/`; of `nvidia.com/` only the GPU
+/// feature discovery sharing labels `*.product`, `*.count`, `*.replicas`, `*.sharing-strategy` and
+/// `nvidia.com/mig.strategy`), and never more than 64 of each.
 struct ObjectMeta {
   std::string name;
   std::string namespace_;  // empty for cluster-scoped objects

@@ -398,7 +398,7 @@ TEST_CASE("devices no class matches are unclassified per driver, not guessed", "
     const auto u = inventory.unclassified();
     REQUIRE(u.size() == 1);
     CHECK(u[0].cluster == "w1");
-    CHECK(u[0].driver == "gpu.example.com");
+    CHECK(u[0].source == "gpu.example.com");
     CHECK(u[0].published == 8);
     CHECK(u[0].usable == 8);
     CHECK(u[0].allocated == 1);

@@ -276,3 +276,28 @@ TEST_CASE("DRA schema errors name the field", "[model][dra]") {
   CHECK(decodeError(R"({"metadata": {"name": "s", "uid": "u"}, "spec": {"pool": {"generation": -1}}})",
                     Kind::ResourceSlice) == "spec.pool.generation: must not be negative (ResourceSlice s)");
 }
+
+TEST_CASE("a MIG request keeps its CEL selectors, where NVIDIA's MIG class names the profile",
+          "[model][dra][sharing]") {
+  auto rc = decodeFixture<ResourceClaim>("dra-resourceclaim-v1-mig-profile-selector-CONSTRUCTED.json",
+                                         Kind::ResourceClaim);
+  REQUIRE(rc.requests.size() == 1);
+  CHECK(rc.requests[0].deviceClassName == "mig.nvidia.com");
+  REQUIRE(rc.requests[0].selectors.size() == 1);
+  CHECK(rc.requests[0].selectors[0] == "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'");
+  REQUIRE(rc.allocations.size() == 1);
+  CHECK(rc.allocations[0].device == "gpu-0-mig-19-3-1");
+
+  // v1beta1 flat requests carry selectors on the request itself; a selector without `cel` is
+  // ignored, an overlong expression is truncated (it then no longer parses as a simple equality).
+  auto flat = decodeJson<ResourceClaim>(R"({"apiVersion": "resource.k8s.io/v1beta1",
+      "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "ns", "uid": "u"},
+      "spec": {"devices": {"requests": [{"name": "r", "deviceClassName": "mig.nvidia.com",
+        "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"}},
+                      {}, {"cel": {"expression": ")" + std::string(2000, 'x') + R"("}}]}]}}})",
+                                                Kind::ResourceClaim);
+  REQUIRE(flat.requests.size() == 1);
+  REQUIRE(flat.requests[0].selectors.size() == 2);
+  CHECK(flat.requests[0].selectors[0] == "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'");
+  CHECK(flat.requests[0].selectors[1].size() == 1024);
+}

@@ -15,8 +15,11 @@ TEST_CASE("ready GPU node: extended resources, nvidia labels, taint", "[model][n
   CHECK(n.meta.name == "gpu-node-07");
   CHECK(n.meta.uid == "7a7a7a7a-0000-4000-8000-000000000007");
   CHECK(n.meta.namespace_.empty());
-  // 8 labels, 4 of them nvidia.com/; both annotations have other prefixes.
-  REQUIRE(n.meta.labels.size() == 4);
+  // 8 labels, 4 of them nvidia.com/, 3 of those sharing labels (gpu.present is not read); both
+  // annotations have other prefixes.
+  REQUIRE(n.meta.labels.size() == 3);
+  CHECK(findValue(n.meta.labels, "nvidia.com/gpu.present") == nullptr);
+  CHECK(*findValue(n.meta.labels, "nvidia.com/mig.strategy") == "single");
   CHECK(*findValue(n.meta.labels, "nvidia.com/gpu.product") == "NVIDIA-H100-80GB-HBM3");
   CHECK(*findValue(n.meta.labels, "nvidia.com/gpu.count") == "8");
   CHECK(findValue(n.meta.labels, "kubernetes.io/hostname") == nullptr);
@@ -67,4 +70,31 @@ TEST_CASE("node schema errors name the field", "[model][node]") {
                         {"nvidia.com/gpu": "8x"}}})",
                     Kind::Node)
             .rfind("status.allocatable[\"nvidia.com/gpu\"]: invalid quantity \"8x\"", 0) == 0);
+}
+
+TEST_CASE("a GPU-operator node keeps its sharing labels and drops the rest of nvidia.com/",
+          "[model][node][sharing]") {
+  // 51 nvidia.com/ labels in all (deploy flags, CUDA versions, per-profile MIG engine counts); the
+  // decoder keeps the GPU feature discovery sharing labels only, well under the 64-label cap.
+  auto n = decodeFixture<Node>("node-gpu-mig-mixed-CONSTRUCTED.json", Kind::Node);
+  CHECK(*findValue(n.meta.labels, "nvidia.com/mig.strategy") == "mixed");
+  CHECK(*findValue(n.meta.labels, "nvidia.com/mig-1g.10gb.count") == "7");
+  CHECK(*findValue(n.meta.labels, "nvidia.com/mig-1g.10gb.product") ==
+        "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb");
+  CHECK(*findValue(n.meta.labels, "nvidia.com/mig-1g.10gb.replicas") == "1");
+  CHECK(*findValue(n.meta.labels, "nvidia.com/mig-1g.10gb.sharing-strategy") == "none");
+  CHECK(*findValue(n.meta.labels, "nvidia.com/gpu.replicas") == "0");
+  CHECK(findValue(n.meta.labels, "nvidia.com/mig-1g.10gb.engines.copy") == nullptr);
+  CHECK(findValue(n.meta.labels, "nvidia.com/gpu.deploy.device-plugin") == nullptr);
+  CHECK(findValue(n.meta.labels, "nvidia.com/mig.config") == nullptr);
+  // gpu.count, .product, .replicas, .sharing-strategy; the profile's four; mig.strategy.
+  CHECK(n.meta.labels.size() == 9);
+  CHECK(milliOf(n.allocatable, "nvidia.com/mig-1g.10gb") == 7000);
+  CHECK(milliOf(n.allocatable, "nvidia.com/gpu") == 0);
+
+  auto ts = decodeFixture<Node>("node-gpu-time-slicing-CONSTRUCTED.json", Kind::Node);
+  CHECK(*findValue(ts.meta.labels, "nvidia.com/gpu.replicas") == "4");
+  CHECK(*findValue(ts.meta.labels, "nvidia.com/gpu.sharing-strategy") == "time-slicing");
+  CHECK(*findValue(ts.meta.labels, "nvidia.com/gpu.product") == "Tesla-T4-SHARED");
+  CHECK(findValue(ts.meta.labels, "nvidia.com/device-plugin.config") == nullptr);
 }
