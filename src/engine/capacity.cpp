@@ -93,12 +93,15 @@ void MilestoneEngine::State::resolveDevices(LogicalWorkload& lw) {
   std::map<std::string, int64_t> need;
   bool unresolved = false;
   auto templateNeeds = [&](const std::string& ns, const std::string& name)
-      -> std::optional<std::vector<std::pair<std::string, int64_t>>> {
-    std::optional<std::vector<std::pair<std::string, int64_t>>> out;
+      -> std::optional<std::vector<model::DeviceRequest>> {
+    std::optional<std::vector<model::DeviceRequest>> out;
     for (const auto& m : config.claimTemplates) {
       if (m.name != name || (!m.namespace_.empty() && m.namespace_ != ns)) continue;
       if (!out) out.emplace();
-      out->emplace_back(m.deviceClassName, m.count);
+      model::DeviceRequest mapped;
+      mapped.deviceClassName = m.deviceClassName;
+      mapped.count = m.count;
+      out->push_back(std::move(mapped));
     }
     if (out) return out;
     auto it = templates.find({ns, name});
@@ -121,13 +124,13 @@ void MilestoneEngine::State::resolveDevices(LogicalWorkload& lw) {
         unresolved = true;
         continue;
       }
-      for (const auto& [deviceClassName, n] : *needs) {
-        auto cls = inv.classForDeviceClassName(deviceClassName);
+      for (const auto& request : *needs) {
+        auto cls = inv.classForRequest(request);
         if (!cls) {
           unresolved = true;
           continue;
         }
-        need[*cls] += n * count;
+        need[*cls] += request.count * count;
       }
     }
   }
@@ -196,23 +199,78 @@ std::vector<std::string> MilestoneEngine::State::candidates(const LogicalWorkloa
 
 // --- the timeline -------------------------------------------------------------------------------
 
+std::vector<HeldDevices> MilestoneEngine::State::heldDevices(const LogicalWorkload& lw,
+                                                             const Cycle& cy) const {
+  std::map<std::pair<std::string, std::string>, int64_t> held;
+  const std::string exec = executionCluster(lw, cy);
+  for (const PodRecord* p : cyclePods(lw, cy, false)) {
+    if (p->obj.nodeName.empty()) continue;
+    for (const auto& d : inv.podDevices(exec, p->obj).devices) {
+      if (d.allocated) held[{d.deviceClass, p->obj.nodeName}] += d.count;
+    }
+  }
+  std::vector<HeldDevices> out;
+  for (const auto& [key, n] : held) out.push_back({key.first, key.second, n});
+  return out;
+}
+
+// Held classes replace the requested ones they can serve (a plain GPU request held as a share);
+// requested devices not (yet) held stay in their requested class.
+std::vector<DeviceNeed> MilestoneEngine::State::devicesOf(const LogicalWorkload& lw,
+                                                         const Cycle& cy) const {
+  if (cy.held.empty()) return lw.devices;
+  const std::string exec = executionCluster(lw, cy);
+  std::map<std::string, int64_t> remaining;
+  for (const auto& need : lw.devices) remaining[need.deviceClass] += need.count;
+  std::map<std::string, int64_t> out;
+  for (const auto& h : cy.held) {
+    out[h.deviceClass] += h.count;
+    int64_t n = h.count;
+    for (auto& [requested, left] : remaining) {
+      if (n == 0) break;
+      if (left == 0) continue;
+      const auto serving = inv.servingClasses(exec, requested);
+      if (std::find(serving.begin(), serving.end(), h.deviceClass) == serving.end()) continue;
+      const int64_t take = std::min(left, n);
+      left -= take;
+      n -= take;
+    }
+  }
+  for (const auto& [requested, left] : remaining) {
+    if (left > 0) out[requested] += left;
+  }
+  std::vector<DeviceNeed> result;
+  for (const auto& [cls, n] : out) result.push_back({cls, n});
+  return result;
+}
+
+bool MilestoneEngine::State::isShareClass(const std::string& deviceClass) const {
+  return inv.unitOf(deviceClass) == inventory::Unit::Share;
+}
+
 std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& lw) const {
   std::vector<Interval> out;
   const LocalWorkload* h = home(lw);
   if (h == nullptr || lw.devices.empty()) return out;
+  auto addOne = [&](const std::string& cl, const std::string& cls, const std::string& node,
+                    SystemTime from, std::optional<SystemTime> to, int64_t Levels::*field,
+                    int64_t count) {
+    Interval iv;
+    iv.cluster = cl;
+    iv.deviceClass = cls;
+    iv.node = node;
+    iv.from = from;
+    iv.to = to;
+    iv.delta.*field = count;
+    out.push_back(std::move(iv));
+  };
+  auto valid = [&](const std::string& cl, SystemTime from, std::optional<SystemTime> to) {
+    return !cl.empty() && clusters.find(cl) != clusters.end() && (!to || from < *to);
+  };
   auto add = [&](const std::string& cl, SystemTime from, std::optional<SystemTime> to,
-                 int64_t Levels::*field) {
-    if (cl.empty() || clusters.find(cl) == clusters.end()) return;
-    if (to && !(from < *to)) return;
-    for (const auto& need : lw.devices) {
-      Interval iv;
-      iv.cluster = cl;
-      iv.deviceClass = need.deviceClass;
-      iv.from = from;
-      iv.to = to;
-      iv.delta.*field = need.count;
-      out.push_back(std::move(iv));
-    }
+                 int64_t Levels::*field, const std::vector<DeviceNeed>& devices) {
+    if (!valid(cl, from, to)) return;
+    for (const auto& need : devices) addOne(cl, need.deviceClass, {}, from, to, field, need.count);
   };
   for (size_t i = 0; i < lw.cycles.size(); ++i) {
     const Cycle& cy = lw.cycles[i];
@@ -233,22 +291,41 @@ std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& l
       onTarget = cy.time(Milestone::Reserved);
       exec = lw.cluster;
     }
-    // Waiting: demand toward every cluster it may run on.
+    // Waiting: demand toward every cluster it may run on, in every class there that can serve it
+    // (compatible demand: a plain GPU request also waits for time-sliced shares of that GPU).
     const bool inactive = last && !h->obj->active && !onTarget;
     if (!inactive) {
       auto qEnd = earliest({onTarget, fw, end, cy.ineligibleSince});
-      for (const auto& cl : pre) add(cl, queued, qEnd, &Levels::queued);
+      for (const auto& cl : pre) {
+        if (!valid(cl, queued, qEnd)) continue;
+        for (const auto& need : lw.devices) {
+          for (const auto& cls : inv.servingClasses(cl, need.deviceClass)) {
+            addOne(cl, cls, {}, queued, qEnd, &Levels::queued, need.count);
+          }
+        }
+      }
     }
+    const std::vector<DeviceNeed> devices = devicesOf(lw, cy);
     if (onTarget && !exec.empty()) {
-      add(exec, *onTarget, earliest({running, fw, end}), &Levels::pending);
+      add(exec, *onTarget, earliest({running, fw, end}), &Levels::pending, devices);
     }
     if (running && !exec.empty()) {
       SystemTime from = onTarget ? std::max(*running, *onTarget) : *running;
-      add(exec, from, earliest({fw, end}), &Levels::starting);
+      add(exec, from, earliest({fw, end}), &Levels::starting, devices);
     }
-    if (fw && !exec.empty()) add(exec, *fw, end, &Levels::productive);
+    if (fw && !exec.empty()) {
+      add(exec, *fw, end, &Levels::productive, devices);
+      // Productive shares per node: a device with one productive tenant is productive.
+      if (valid(exec, *fw, end)) {
+        for (const auto& held : cy.held) {
+          if (isShareClass(held.deviceClass)) {
+            addOne(exec, held.deviceClass, held.node, *fw, end, &Levels::productive, held.count);
+          }
+        }
+      }
+    }
     if (cy.excludedFrom && !exec.empty()) {
-      add(exec, *cy.excludedFrom, earliest({fw, end}), &Levels::excluded);
+      add(exec, *cy.excludedFrom, earliest({fw, end}), &Levels::excluded, devices);
     }
   }
   return out;
@@ -265,12 +342,23 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
       cy.candidates = candidates(lw, *h);
     }
   }
+  for (auto& cy : lw.cycles) {
+    // Pods that end release their devices; what they held stays the cycle's (a partial view
+    // never replaces a fuller one).
+    auto held = heldDevices(lw, cy);
+    int64_t now = 0, before = 0;
+    for (const auto& d : held) now += d.count;
+    for (const auto& d : cy.held) before += d.count;
+    if (now > 0 && now >= before) cy.held = std::move(held);
+  }
   std::vector<Interval> next = deriveIntervals(lw);
   if (next == lw.intervals) return;
-  for (const auto& iv : lw.intervals) {
-    timelines[{iv.cluster, iv.deviceClass}].remove(iv.from, iv.to, iv.delta);
-  }
-  for (const auto& iv : next) timelines[{iv.cluster, iv.deviceClass}].add(iv.from, iv.to, iv.delta);
+  auto timelineOf = [&](const Interval& iv) -> StepTimeline<Levels>& {
+    if (iv.node.empty()) return timelines[{iv.cluster, iv.deviceClass}];
+    return nodeTimelines[{iv.cluster, iv.deviceClass, iv.node}];
+  };
+  for (const auto& iv : lw.intervals) timelineOf(iv).remove(iv.from, iv.to, iv.delta);
+  for (const auto& iv : next) timelineOf(iv).add(iv.from, iv.to, iv.delta);
   lw.intervals = std::move(next);
 }
 
@@ -300,15 +388,20 @@ void MilestoneEngine::State::checkCapacity(LogicalWorkload& lw, Cycle& cy) {
   // Before the inventory of that cluster was known there is nothing to compare with (startup).
   if (!c->inventoryKnownSince || *t < *c->inventoryKnownSince) return;
   for (const auto& need : lw.devices) {
-    Levels l = levelsAt(exec, need.deviceClass, *t);
-    for (const auto& iv : lw.intervals) {  // leave out this workload's own contribution
-      if (iv.cluster == exec && iv.deviceClass == need.deviceClass && iv.from <= *t &&
-          (!iv.to || *t < *iv.to)) {
-        l -= iv.delta;
+    // Enough free devices in any class that can serve the request is capacity.
+    bool enough = false;
+    for (const auto& cls : inv.servingClasses(exec, need.deviceClass)) {
+      Levels l = levelsAt(exec, cls, *t);
+      for (const auto& iv : lw.intervals) {  // leave out this workload's own contribution
+        if (iv.node.empty() && iv.cluster == exec && iv.deviceClass == cls && iv.from <= *t &&
+            (!iv.to || *t < *iv.to)) {
+          l -= iv.delta;
+        }
       }
+      int64_t held = l.productive + l.pending + l.starting;
+      enough = enough || l.usable - held >= need.count;
     }
-    int64_t held = l.productive + l.pending + l.starting;
-    if (l.usable - held < need.count) {
+    if (!enough) {
       cy.withoutCapacity = true;
       ++withoutCapacity[{exec, need.deviceClass}];
     }
@@ -325,7 +418,7 @@ void MilestoneEngine::State::updateRates(LogicalWorkload& lw) {
   lw.rateQueue = ref(lw, &cy).clusterQueue;
   const bool ended = cycleEnd(lw, cy, true).has_value();
   if (!ended) {
-    for (const auto& need : lw.devices) {
+    for (const auto& need : devicesOf(lw, cy)) {
       auto& r = lw.rates[need.deviceClass];
       if (cy.has(Milestone::Reserved)) r[static_cast<size_t>(GpuState::Reserved)] += need.count;
       if (cy.has(Milestone::FirstWork)) r[static_cast<size_t>(GpuState::Productive)] += need.count;
@@ -353,25 +446,92 @@ void MilestoneEngine::State::refreshUsable(ClusterData& c) {
   c.usableDirty = false;
   const std::string& name = c.config.name;
   std::map<std::string, int64_t> now;
-  for (const auto& f : inv.classes(name)) now[f.deviceClass] = f.usable;
+  std::map<NodeKey, int64_t> physical;
+  for (const auto& f : inv.classes(name)) {
+    now[f.deviceClass] = f.usable;
+    if (!f.shared) continue;
+    for (const auto& [node, devices] : inv.physicalUsableByNode(name, f.deviceClass)) {
+      physical[{name, f.deviceClass, node}] = devices;
+    }
+  }
   for (const auto& [key, old] : usableNow) {
     if (key.first == name && now.find(key.second) == now.end()) now[key.second] = 0;
+  }
+  for (const auto& [key, old] : physicalNow) {
+    if (std::get<0>(key) == name && physical.find(key) == physical.end()) physical[key] = 0;
+  }
+  // Usable changes are placed in event-time order: a change never lands before an earlier one of
+  // the same class.
+  auto changeAt = [&](const std::pair<std::string, std::string>& key) {
+    SystemTime at = c.usableEventTime;
+    if (auto prev = usableChangedAt.find(key); prev != usableChangedAt.end()) {
+      at = std::max(at, prev->second);
+    }
+    return at;
+  };
+  for (const auto& [key, devices] : physical) {
+    int64_t& old = physicalNow[key];
+    if (devices == old) continue;
+    Levels d;
+    d.usable = devices - old;
+    nodeTimelines[key].add(changeAt({std::get<0>(key), std::get<1>(key)}), std::nullopt, d);
+    old = devices;
   }
   for (const auto& [cls, usable] : now) {
     const auto key = std::make_pair(name, cls);
     int64_t& old = usableNow[key];
     if (usable == old) continue;
-    // Usable changes are placed in event-time order: a change never lands before an earlier one.
-    SystemTime at = c.usableEventTime;
-    if (auto prev = usableChangedAt.find(key); prev != usableChangedAt.end()) {
-      at = std::max(at, prev->second);
-    }
+    const SystemTime at = changeAt(key);
     Levels d;
     d.usable = usable - old;
     timelines[key].add(at, std::nullopt, d);
     usableChangedAt[key] = at;
     old = usable;
   }
+}
+
+Levels MilestoneEngine::State::physicalLevelsAt(const std::string& cl, const std::string& deviceClass,
+                                                SystemTime t) const {
+  Levels l = levelsAt(cl, deviceClass, t);
+  l.usable = 0;
+  l.productive = 0;
+  for (auto it = nodeTimelines.lower_bound({cl, deviceClass, std::string()});
+       it != nodeTimelines.end() && std::get<0>(it->first) == cl &&
+       std::get<1>(it->first) == deviceClass;
+       ++it) {
+    const Levels n = it->second.at(t);
+    const int64_t devices = std::max<int64_t>(n.usable, 0);
+    l.usable += devices;
+    l.productive += std::min(devices, std::max<int64_t>(n.productive, 0));
+  }
+  return l;
+}
+
+void MilestoneEngine::State::forEachPhysicalPiece(
+    const std::string& cl, const std::string& deviceClass, SystemTime a, SystemTime b,
+    const std::function<void(SystemTime, SystemTime, const Levels&)>& fn) const {
+  if (!(a < b)) return;
+  std::vector<SystemTime> cuts{a, b};
+  auto collect = [&](SystemTime t) { cuts.push_back(t); };
+  if (auto it = timelines.find({cl, deviceClass}); it != timelines.end()) {
+    it->second.forEachChange(a, b, collect);
+  }
+  for (auto it = nodeTimelines.lower_bound({cl, deviceClass, std::string()});
+       it != nodeTimelines.end() && std::get<0>(it->first) == cl &&
+       std::get<1>(it->first) == deviceClass;
+       ++it) {
+    it->second.forEachChange(a, b, collect);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    fn(cuts[i], cuts[i + 1], physicalLevelsAt(cl, deviceClass, cuts[i]));
+  }
+}
+
+int64_t MilestoneEngine::State::unusableForBacklog(const Levels& l, int64_t queuedOnCluster) {
+  if (l.queued > 0 || queuedOnCluster <= 0) return 0;
+  return std::max<int64_t>(0, l.usable - l.productive - l.pending - l.starting);
 }
 
 bool MilestoneEngine::State::isDisconnected(const std::string& cl, SystemTime t) const {
@@ -383,13 +543,19 @@ bool MilestoneEngine::State::isDisconnected(const std::string& cl, SystemTime t)
   return false;
 }
 
-std::vector<std::tuple<SystemTime, SystemTime, int64_t>> MilestoneEngine::State::incidentStranded(
-    const std::string& cl, SystemTime a, SystemTime b) const {
+namespace {
+
+// Σ over the class timelines of `cluster` of value(levels) on [a, b), as constant pieces.
+template <typename Timelines, typename Value>
+std::vector<std::tuple<SystemTime, SystemTime, int64_t>> sumOverClasses(const Timelines& timelines,
+                                                                        const std::string& cl,
+                                                                        SystemTime a, SystemTime b,
+                                                                        Value value) {
   std::map<SystemTime, int64_t> steps;
   for (const auto& [key, tl] : timelines) {
     if (key.first != cl) continue;
     tl.forEachPiece(a, b, [&](SystemTime t0, SystemTime t1, const Levels& l) {
-      int64_t s = l.strandedExcludingOwnFault();
+      int64_t s = value(l);
       if (s == 0) return;
       steps[t0] += s;
       steps[t1] -= s;
@@ -407,6 +573,20 @@ std::vector<std::tuple<SystemTime, SystemTime, int64_t>> MilestoneEngine::State:
   return out;
 }
 
+}  // namespace
+
+std::vector<std::tuple<SystemTime, SystemTime, int64_t>> MilestoneEngine::State::incidentStranded(
+    const std::string& cl, SystemTime a, SystemTime b) const {
+  return sumOverClasses(timelines, cl, a, b,
+                        [](const Levels& l) { return l.strandedExcludingOwnFault(); });
+}
+
+std::vector<std::tuple<SystemTime, SystemTime, int64_t>> MilestoneEngine::State::queuedOnCluster(
+    const std::string& cl, SystemTime a, SystemTime b) const {
+  return sumOverClasses(timelines, cl, a, b,
+                        [](const Levels& l) { return std::max<int64_t>(l.queued, 0); });
+}
+
 void MilestoneEngine::State::integrateStranded(SystemTime from, SystemTime to) {
   if (!(from < to)) return;
   for (const auto& [key, tl] : timelines) {
@@ -421,15 +601,15 @@ void MilestoneEngine::State::integrateStranded(SystemTime from, SystemTime to) {
       }
     }
     std::sort(cuts.begin(), cuts.end());
-    tl.forEachPiece(from, to, [&](SystemTime t0, SystemTime t1, const Levels& l) {
+    // Adds one constant piece to `totals`, split where the MultiKueue connection went or came.
+    auto addPiece = [&](auto& totals, SystemTime t0, SystemTime t1, const Levels& l) {
       SystemTime s = t0;
       auto piece = [&](SystemTime p0, SystemTime p1) {
         auto phases = splitStranded(l, isDisconnected(cl, p0));
         const double secs = toSeconds(p1 - p0);
         for (size_t i = 0; i < kStrandedPhaseCount; ++i) {
           if (phases[i] != 0) {
-            strandedSeconds[{cl, cls, static_cast<StrandedPhase>(i)}] +=
-                static_cast<double>(phases[i]) * secs;
+            totals[{cl, cls, static_cast<StrandedPhase>(i)}] += static_cast<double>(phases[i]) * secs;
           }
         }
       };
@@ -440,7 +620,15 @@ void MilestoneEngine::State::integrateStranded(SystemTime from, SystemTime to) {
         }
       }
       piece(s, t1);
+    };
+    tl.forEachPiece(from, to, [&](SystemTime t0, SystemTime t1, const Levels& l) {
+      addPiece(strandedSeconds, t0, t1, l);
     });
+    if (isShareClass(cls)) {
+      forEachPhysicalPiece(cl, cls, from, to, [&](SystemTime t0, SystemTime t1, const Levels& l) {
+        addPiece(physicalStrandedSeconds, t0, t1, l);
+      });
+    }
   }
 }
 
@@ -476,6 +664,10 @@ void MilestoneEngine::State::prune(SystemTime now) {
   }
   size_t points = 0;
   for (auto& [key, tl] : timelines) {
+    tl.pruneBefore(floor);
+    points += tl.points();
+  }
+  for (auto& [key, tl] : nodeTimelines) {
     tl.pruneBefore(floor);
     points += tl.points();
   }

@@ -176,17 +176,54 @@ void MilestoneEngine::State::closeIncident(Incident& in, SystemTime closeAt, boo
   IncidentRecord& r = in.rec;
   const SystemTime R = r.reconnectedAt.value_or(closeAt);
   const std::string& cl = r.cluster;
+  // Per device class, each in its own unit; the headline figures add up whole GPUs only.
+  const auto queued = queuedOnCluster(cl, R, closeAt);
+  r.classes.clear();
   double integral = 0;
-  for (const auto& [t0, t1, v] : incidentStranded(cl, R, closeAt)) {
-    integral += static_cast<double>(v) * toSeconds(t1 - t0);
-  }
   r.usableGpus = 0;
   r.demandGpus = 0;
   for (const auto& [key, tl] : timelines) {
     if (key.first != cl) continue;
-    Levels l = tl.at(R);
-    r.usableGpus += l.usable;
-    r.demandGpus += l.demand();
+    const std::string& cls = key.second;
+    IncidentClassFigures f;
+    f.deviceClass = cls;
+    const inventory::Unit unit = inv.unitOf(cls);
+    f.unit = std::string(inventory::unitName(unit));
+    const Levels atR = tl.at(R);
+    f.usable = atR.usable;
+    f.demand = atR.demand();
+    tl.forEachPiece(R, closeAt, [&](SystemTime t0, SystemTime t1, const Levels& l) {
+      f.strandedSeconds += static_cast<double>(l.strandedExcludingOwnFault()) * toSeconds(t1 - t0);
+      // Free devices while work waited that none of it could use, over the overlap with the
+      // spans where anything was queued for this worker.
+      if (unusableForBacklog(l, 1) == 0) return;
+      for (const auto& [q0, q1, n] : queued) {
+        const SystemTime o0 = std::max(t0, q0);
+        const SystemTime o1 = std::min(t1, q1);
+        if (n > 0 && o0 < o1) {
+          f.unusableForBacklogSeconds +=
+              static_cast<double>(unusableForBacklog(l, n)) * toSeconds(o1 - o0);
+        }
+      }
+    });
+    if (unit == inventory::Unit::Share) {
+      f.physicalUnit = std::string(inventory::unitName(inv.physicalUnitOf(cls)));
+      f.physicalUsable = physicalLevelsAt(cl, cls, R).usable;
+      forEachPhysicalPiece(cl, cls, R, closeAt, [&](SystemTime t0, SystemTime t1, const Levels& l) {
+        f.physicalStrandedSeconds +=
+            static_cast<double>(l.strandedExcludingOwnFault()) * toSeconds(t1 - t0);
+      });
+    }
+    if (f.usable == 0 && f.demand == 0 && f.strandedSeconds == 0 && f.physicalStrandedSeconds == 0 &&
+        f.unusableForBacklogSeconds == 0) {
+      continue;
+    }
+    if (unit == inventory::Unit::Gpu) {
+      integral += f.strandedSeconds;
+      r.usableGpus += f.usable;
+      r.demandGpus += f.demand;
+    }
+    r.classes.push_back(std::move(f));
   }
   r.firstDispatchedAt.reset();
   r.firstRunningAt.reset();

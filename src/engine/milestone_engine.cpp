@@ -406,10 +406,14 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
     if (pod == c.pods.end()) continue;
     for (const auto& pc : pod->second.obj->claims) {
       if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
-      std::vector<std::pair<std::string, int64_t>> needs;
+      std::vector<model::DeviceRequest> needs;
       for (const auto& r : claim.requests) {
         if (r.allocationModeAll || r.deviceClassName.empty()) continue;
-        needs.emplace_back(r.deviceClassName, r.count);
+        model::DeviceRequest need;
+        need.deviceClassName = r.deviceClassName;
+        need.count = r.count;
+        need.selectors = r.selectors;
+        needs.push_back(std::move(need));
       }
       auto key = std::make_pair(claim.meta.namespace_, pc.resourceClaimTemplateName);
       auto& slot = templates[key];

@@ -11,13 +11,31 @@ Snapshot MilestoneEngine::State::snapshot() const {
   const SystemTime at = lastAdvance.value_or(SystemTime{});
   s.at = at;
 
+  auto unitOf = [&](const std::string& cls) { return std::string(inventory::unitName(inv.unitOf(cls))); };
+  auto physicalUnitOf = [&](const std::string& cls) {
+    return std::string(inventory::unitName(inv.physicalUnitOf(cls)));
+  };
+  auto workerCluster = [&](const std::string& cl) {
+    auto it = clusters.find(cl);
+    return it != clusters.end() && it->second.config.role != ClusterRole::Management;
+  };
+  std::map<std::string, int64_t> queuedNow;  // Σ queued over classes, per cluster
   for (const auto& [key, tl] : timelines) {
-    const ClusterData* c = nullptr;
-    if (auto it = clusters.find(key.first); it != clusters.end()) c = &it->second;
-    if (c == nullptr || c->config.role == ClusterRole::Management) continue;
-    auto phases = splitStranded(tl.at(at), isDisconnected(key.first, at));
+    if (!workerCluster(key.first)) continue;
+    const Levels l = tl.at(at);
+    queuedNow[key.first] += std::max<int64_t>(l.queued, 0);
+    const bool down = isDisconnected(key.first, at);
+    auto phases = splitStranded(l, down);
     for (size_t i = 0; i < kStrandedPhaseCount; ++i) {
-      s.stranded.push_back({key.first, key.second, static_cast<StrandedPhase>(i), phases[i]});
+      s.stranded.push_back({key.first, key.second, unitOf(key.second), static_cast<StrandedPhase>(i),
+                            phases[i]});
+    }
+    if (isShareClass(key.second)) {
+      phases = splitStranded(physicalLevelsAt(key.first, key.second, at), down);
+      for (size_t i = 0; i < kStrandedPhaseCount; ++i) {
+        s.stranded.push_back({key.first, key.second, physicalUnitOf(key.second),
+                              static_cast<StrandedPhase>(i), phases[i]});
+      }
     }
   }
 
@@ -54,21 +72,48 @@ Snapshot MilestoneEngine::State::snapshot() const {
 
   std::map<std::pair<std::string, std::string>, bool> productiveDone;
   for (const auto& f : inv.classes()) {
-    s.gpus.push_back({f.cluster, f.deviceClass, "published", f.published});
-    s.gpus.push_back({f.cluster, f.deviceClass, "usable", f.usable});
-    s.gpus.push_back({f.cluster, f.deviceClass, "unavailable", f.unavailable});
-    s.gpus.push_back({f.cluster, f.deviceClass, "allocated", f.allocated});
-    s.gpus.push_back({f.cluster, f.deviceClass, "productive", levelsAt(f.cluster, f.deviceClass, at).productive});
+    const std::string unit(inventory::unitName(f.unit));
+    const Levels l = levelsAt(f.cluster, f.deviceClass, at);
+    s.gpus.push_back({f.cluster, f.deviceClass, unit, "published", f.published});
+    s.gpus.push_back({f.cluster, f.deviceClass, unit, "usable", f.usable});
+    s.gpus.push_back({f.cluster, f.deviceClass, unit, "unavailable", f.unavailable});
+    s.gpus.push_back({f.cluster, f.deviceClass, unit, "allocated", f.allocated});
+    s.gpus.push_back({f.cluster, f.deviceClass, unit, "productive", l.productive});
+    if (workerCluster(f.cluster)) {
+      s.gpus.push_back({f.cluster, f.deviceClass, unit, "unusable_for_backlog",
+                        unusableForBacklog(l, queuedNow[f.cluster])});
+    }
+    if (f.shared) {
+      // The devices behind the shares, in their own unit.
+      const std::string physical(inventory::unitName(f.physicalUnit));
+      s.gpus.push_back({f.cluster, f.deviceClass, physical, "published", f.physicalDevices});
+      s.gpus.push_back({f.cluster, f.deviceClass, physical, "usable", f.physicalUsable});
+      s.gpus.push_back({f.cluster, f.deviceClass, physical, "unavailable",
+                        f.physicalDevices - f.physicalUsable});
+      s.gpus.push_back({f.cluster, f.deviceClass, physical, "allocated", f.physicalAllocated});
+      s.gpus.push_back({f.cluster, f.deviceClass, physical, "productive",
+                        physicalLevelsAt(f.cluster, f.deviceClass, at).productive});
+    }
     productiveDone[{f.cluster, f.deviceClass}] = true;
   }
   for (const auto& [key, tl] : timelines) {
-    if (productiveDone.count(key) != 0) continue;
-    if (auto it = clusters.find(key.first); it == clusters.end() ||
-                                            it->second.config.role == ClusterRole::Management) {
-      continue;
-    }
+    if (productiveDone.count(key) != 0 || !workerCluster(key.first)) continue;
     int64_t p = tl.at(at).productive;
-    if (p != 0) s.gpus.push_back({key.first, key.second, "productive", p});
+    if (p != 0) s.gpus.push_back({key.first, key.second, unitOf(key.second), "productive", p});
+  }
+  // Capacity that could not be classified, per cluster: never added to a class.
+  std::map<std::string, std::array<int64_t, 3>> unknown;
+  for (const auto& u : inv.unclassified()) {
+    auto& v = unknown[u.cluster];
+    v[0] += u.published;
+    v[1] += u.usable;
+    v[2] += u.allocated;
+  }
+  const std::string kUnknown(inventory::unitName(inventory::Unit::Unknown));
+  for (const auto& [cl, v] : unknown) {
+    s.gpus.push_back({cl, kUnknown, kUnknown, "published", v[0]});
+    s.gpus.push_back({cl, kUnknown, kUnknown, "usable", v[1]});
+    s.gpus.push_back({cl, kUnknown, kUnknown, "allocated", v[2]});
   }
 
   for (const auto& [name, c] : clusters) {
@@ -86,10 +131,15 @@ Snapshot MilestoneEngine::State::snapshot() const {
   }
 
   for (const auto& [k, v] : strandedSeconds) {
-    s.strandedSeconds.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), v});
+    s.strandedSeconds.push_back({std::get<0>(k), std::get<1>(k), unitOf(std::get<1>(k)), std::get<2>(k), v});
+  }
+  for (const auto& [k, v] : physicalStrandedSeconds) {
+    s.strandedSeconds.push_back(
+        {std::get<0>(k), std::get<1>(k), physicalUnitOf(std::get<1>(k)), std::get<2>(k), v});
   }
   for (const auto& [k, v] : gpuSeconds) {
-    s.gpuSeconds.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), v});
+    s.gpuSeconds.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), unitOf(std::get<2>(k)),
+                            std::get<3>(k), v});
   }
   for (const auto& [k, v] : interruptedSeconds) {
     s.interruptedSeconds.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), v});
@@ -98,8 +148,10 @@ Snapshot MilestoneEngine::State::snapshot() const {
   for (const auto& [k, n] : reclaimTotals) {
     s.reclaims.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
   }
-  for (const auto& [k, n] : withoutCapacity) s.reservationsWithoutCapacity.push_back({k.first, k.second, n});
-  for (const auto& [cl, n] : duplicateTotals) s.duplicateExecutions.push_back({cl, {}, n});
+  for (const auto& [k, n] : withoutCapacity) {
+    s.reservationsWithoutCapacity.push_back({k.first, k.second, unitOf(k.second), n});
+  }
+  for (const auto& [cl, n] : duplicateTotals) s.duplicateExecutions.push_back({cl, {}, {}, n});
   for (const auto& [id, in] : incidents) {
     if (!in.closed()) s.openIncidents.push_back(in.rec);
   }

@@ -164,6 +164,29 @@ std::string_view incidentOutcomeName(IncidentOutcome outcome);
 /// Probe incidents (`source` probe) are the daemon's own lost connection to a cluster: a telemetry
 /// gap, not a recovery delay. They close at reconnection, always `recovered`, with no stranded
 /// figure, and do not count in recoveries or recovery latencies.
+///
+/// Units: the per-class figures (`classes`) keep every device class in its own unit; the headline
+/// `usableGpus`, `demandGpus` and `strandedGpuSeconds` add up the classes whose unit is a whole
+/// GPU (`gpu`) only — MIG instances, shares and other devices are never added to them.
+
+/// One device class of a closed MultiKueue incident, in the class's own unit.
+struct IncidentClassFigures {
+  std::string deviceClass;
+  std::string unit;        // "gpu" | "mig" | "share" | "device"
+  int64_t usable = 0;      // at reconnection
+  int64_t demand = 0;      // at reconnection (compatible demand: see Snapshot)
+  double strandedSeconds = 0;  // ∫ stranded of this class from reconnection to close
+  /// Share classes only: the devices behind the shares (unit `physicalUnit`), where one
+  /// productive tenant makes a device productive.
+  std::string physicalUnit;
+  int64_t physicalUsable = 0;
+  double physicalStrandedSeconds = 0;
+  /// ∫ free devices of this class while work waited on the worker that none of it could use
+  /// (e.g. free 1g.10gb MIG instances under a 3g.40gb backlog): not stranded.
+  double unusableForBacklogSeconds = 0;
+  bool operator==(const IncidentClassFigures&) const = default;
+};
+
 struct IncidentRecord {
   std::string id;
   std::string cluster;
@@ -183,6 +206,8 @@ struct IncidentRecord {
   std::optional<SystemTime> recoveredAt;       // close time (recovered only)
   std::optional<SystemTime> closedAt;          // recoveredAt, or the failure time
   double strandedGpuSeconds = 0;
+  /// Per device class, sorted by class; set when the incident closes.
+  std::vector<IncidentClassFigures> classes;
   double recoverySeconds = 0;      // reconnected → close (or failure time)
   double disconnectedSeconds = 0;  // disconnected → reconnected (when both known)
   int32_t excludedWorkloads = 0;
@@ -291,9 +316,18 @@ bool isWorkloadCaused(StuckReason reason);
 enum class GpuState : uint8_t { Reserved, Allocated, Productive };
 std::string_view gpuStateName(GpuState state);
 
+// Units: every figure below that has a device class also has a `unit` ("gpu", "mig", "share",
+// "device", "unknown"; inventory::Unit). A share class ("<resource>.shared") appears twice: in
+// unit "share" (its replicas) and in the unit of the devices behind them ("gpu", or "mig" for
+// shares of MIG instances), where one productive tenant makes the device productive. Demand is
+// *compatible* demand: work waiting for a cluster counts toward every class that can serve it (a
+// plain nvidia.com/gpu request toward whole GPUs and toward time-sliced shares of nvidia.com/gpu),
+// so stranded figures of different classes must never be added.
+
 struct StrandedGauge {
   std::string cluster;
   std::string deviceClass;
+  std::string unit;
   StrandedPhase phase = StrandedPhase::Idle;
   int64_t gpus = 0;
 };
@@ -313,11 +347,15 @@ struct StuckCount {
 };
 
 /// firstwork_gpus: published / usable / unavailable / allocated from the inventory, productive
-/// from the engine.
+/// and unusable_for_backlog from the engine. Unclassified capacity is device class "unknown",
+/// unit "unknown" (published / usable / allocated).
 struct GpuGauge {
   std::string cluster;
   std::string deviceClass;
-  std::string state;  // "published" | "usable" | "unavailable" | "allocated" | "productive"
+  std::string unit;
+  /// "published" | "usable" | "unavailable" | "allocated" | "productive" |
+  /// "unusable_for_backlog" (free devices while work waits on the cluster that none of it can use)
+  std::string state;
   int64_t gpus = 0;
 };
 
@@ -336,6 +374,7 @@ struct DuplicateGauge {
 struct StrandedSecondsTotal {  // firstwork_stranded_gpu_seconds_total
   std::string cluster;
   std::string deviceClass;
+  std::string unit;
   StrandedPhase phase = StrandedPhase::Idle;
   double seconds = 0;
 };
@@ -343,6 +382,7 @@ struct GpuSecondsTotal {  // firstwork_gpu_seconds_total
   std::string cluster;
   std::string clusterQueue;
   std::string deviceClass;
+  std::string unit;
   GpuState state = GpuState::Reserved;
   double seconds = 0;
 };
@@ -367,6 +407,7 @@ struct ReclaimTotal {  // firstwork_reclaims_total
 struct LabelledCount {  // reservations without capacity (cluster, device_class), duplicates (cluster)
   std::string cluster;
   std::string deviceClass;
+  std::string unit;
   int64_t count = 0;
 };
 

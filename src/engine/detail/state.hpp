@@ -3,6 +3,7 @@
 #include <array>
 #include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -76,10 +77,12 @@ struct Levels {
 /// idle remainder is attributed to the outage.
 std::array<int64_t, kStrandedPhaseCount> splitStranded(const Levels& l, bool disconnected);
 
-/// One contribution of a workload to the capacity timeline of (cluster, class).
+/// One contribution of a workload to the capacity timeline of (cluster, class), or — with `node`
+/// set — to the per-node timeline of a share class (productive shares on that node).
 struct Interval {
   std::string cluster;
   std::string deviceClass;
+  std::string node;
   SystemTime from{};
   std::optional<SystemTime> to;
   Levels delta;
@@ -96,6 +99,15 @@ struct MilestoneValue {
   std::string reason;
   std::string preemptorUid;
   bool emitted = false;
+};
+
+/// Devices of one class the pods of a cycle hold on one node (from the inventory: a plain GPU
+/// request on a time-sliced node holds a share, on a mig.strategy=single node a MIG instance).
+struct HeldDevices {
+  std::string deviceClass;
+  std::string node;
+  int64_t count = 0;
+  bool operator==(const HeldDevices&) const = default;
 };
 
 struct IncidentLink {
@@ -123,6 +135,9 @@ struct Cycle {
   std::optional<StuckReason> stuck;
   std::optional<SystemTime> excludedFrom;  // workload-caused stuck: out of incident figures from here
   std::vector<IncidentLink> incidents;
+  /// What its pods held when last seen holding anything (kept after they end, so the cycle's past
+  /// stays in the classes its devices really were).
+  std::vector<HeldDevices> held;
 
   bool has(Milestone k) const { return m[static_cast<size_t>(k)].has_value(); }
   const MilestoneValue* get(Milestone k) const {
@@ -317,8 +332,9 @@ struct MilestoneEngine::State {
   std::set<std::pair<std::string, std::string>> dirtyLocals;  // (cluster, uid) to scan for preemption
   bool candidatesDirty = false;
   bool devicesDirty = false;
-  // Claim templates learned from generated claims: (ns, name) → needs (DeviceClass name, count).
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, int64_t>>> templates;
+  // Claim templates learned from generated claims: (ns, name) → their requests (DeviceClass name,
+  // count, CEL selectors; a MIG request names its profile in the selectors).
+  std::map<std::pair<std::string, std::string>, std::vector<model::DeviceRequest>> templates;
   // External useful-work signals by cluster and pod reference (uid or ns/name).
   std::map<std::string, std::map<std::string, std::pair<UsefulWorkSignal, SystemTime>>> external;
 
@@ -326,6 +342,11 @@ struct MilestoneEngine::State {
   std::map<std::pair<std::string, std::string>, StepTimeline<Levels>> timelines;  // (cluster, class)
   std::map<std::pair<std::string, std::string>, int64_t> usableNow;
   std::map<std::pair<std::string, std::string>, SystemTime> usableChangedAt;
+  // Share classes per node: usable = devices behind the shares, productive = productive shares
+  // (one productive tenant makes a device productive: min(usable, productive) per node).
+  using NodeKey = std::tuple<std::string, std::string, std::string>;  // cluster, class, node
+  std::map<NodeKey, StepTimeline<Levels>> nodeTimelines;
+  std::map<NodeKey, int64_t> physicalNow;
   // Intervals of the MultiKueue connection being down per worker cluster: [from, to).
   std::map<std::string, std::vector<std::pair<SystemTime, std::optional<SystemTime>>>> disconnected;
 
@@ -343,6 +364,8 @@ struct MilestoneEngine::State {
 
   // Counters.
   std::map<std::tuple<std::string, std::string, StrandedPhase>, double> strandedSeconds;
+  // Share classes: the devices behind them (unit: the base resource's).
+  std::map<std::tuple<std::string, std::string, StrandedPhase>, double> physicalStrandedSeconds;
   std::map<std::tuple<std::string, std::string, std::string, GpuState>, double> gpuSeconds;
   // Σ of every logical workload's rates by gpuSeconds key, kept as rates change, so that
   // integrateRates() costs the keys (queues × classes), not the workloads running.
@@ -410,6 +433,25 @@ struct MilestoneEngine::State {
   std::string clusterQueueOf(const LogicalWorkload& lw, const LocalWorkload& h) const;
   void updateIntervals(LogicalWorkload& lw);
   std::vector<Interval> deriveIntervals(LogicalWorkload& lw) const;
+  /// What the cycle's bound, non-terminated pods hold, per (class, node).
+  std::vector<HeldDevices> heldDevices(const LogicalWorkload& lw, const Cycle& cy) const;
+  /// The cycle's devices per class: what its pods held when known, else what it asked for.
+  std::vector<DeviceNeed> devicesOf(const LogicalWorkload& lw, const Cycle& cy) const;
+  bool isShareClass(const std::string& deviceClass) const;
+  /// Levels of the devices behind share class `deviceClass` at `t`: usable and productive in
+  /// devices (Σ per node, productive = min(devices, productive shares)), demand as the class's.
+  Levels physicalLevelsAt(const std::string& cluster, const std::string& deviceClass,
+                          SystemTime t) const;
+  /// Calls fn(from, to, physical levels) for each constant piece of [a, b).
+  void forEachPhysicalPiece(const std::string& cluster, const std::string& deviceClass, SystemTime a,
+                            SystemTime b,
+                            const std::function<void(SystemTime, SystemTime, const Levels&)>& fn) const;
+  /// Σ over classes of queued demand on `cluster` over [a, b): pieces (from, to, devices).
+  std::vector<std::tuple<SystemTime, SystemTime, int64_t>> queuedOnCluster(const std::string& cluster,
+                                                                           SystemTime a,
+                                                                           SystemTime b) const;
+  /// Free devices of a class while work waits on its cluster that none of it can serve.
+  static int64_t unusableForBacklog(const Levels& l, int64_t queuedOnCluster);
   void checkCapacity(LogicalWorkload& lw, Cycle& cy);
   void updateRates(LogicalWorkload& lw);
   /// Adds (sign 1) or removes (sign -1) lw's rates to rateTotals.
