@@ -8,10 +8,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "firstwork/records/records.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
+#include "firstwork/inventory/inventory.hpp"
 #include "firstwork/inventory/pool_tracker.hpp"
 #include "firstwork/store/store.hpp"
 
@@ -174,6 +176,81 @@ void registerApiRoutes(http::HttpServer& server, ApiContext ctx) {
                              {"unavailable", p.unavailable},
                              {"unavailable_by_reason", reasons},
                              {"partition_devices", p.partitionDevices}});
+      }
+      json body{{"items", items}, {"count", items.size()}};
+      return http::ApiResponse::json(body.dump());
+    });
+  });
+
+  // Capacity per cluster, device class and unit, live: the firstwork_gpus and
+  // firstwork_stranded_gpus figures of the engine's last step, one item per unit (a share class
+  // has one in unit share and one in the unit of the devices behind it).
+  server.addApiRoute("capacity", [ctx](const http::ApiRequest& req) {
+    auto parsed = parseFilters(req, "capacity", {"cluster"});
+    if (auto* err = std::get_if<std::string>(&parsed)) return http::ApiResponse::error(400, *err);
+    auto f = std::get<Filters>(parsed);
+    return ctx.onLoop([ctx, f] {
+      const auto snap = ctx.engine().snapshot();
+      std::map<std::tuple<std::string, std::string, std::string>, json> byUnit;
+      auto item = [&](const std::string& cluster, const std::string& cls,
+                      const std::string& unit) -> json& {
+        auto [it, inserted] = byUnit.try_emplace({cluster, cls, unit});
+        if (inserted) {
+          it->second = json{{"cluster", cluster}, {"device_class", cls}, {"unit", unit},
+                            {"stranded", json::object()}};
+        }
+        return it->second;
+      };
+      for (const auto& g : snap.gpus) {
+        if (f.query.cluster.empty() || g.cluster == f.query.cluster)
+          item(g.cluster, g.deviceClass, g.unit)[g.state] = g.gpus;
+      }
+      for (const auto& st : snap.stranded) {
+        if (f.query.cluster.empty() || st.cluster == f.query.cluster)
+          item(st.cluster, st.deviceClass, st.unit)["stranded"]
+              [std::string(engine::strandedPhaseName(st.phase))] = st.gpus;
+      }
+      for (const auto& u : ctx.engine().inventory().unclassified()) {
+        if (!f.query.cluster.empty() && u.cluster != f.query.cluster) continue;
+        auto& sources = item(u.cluster, "unknown", "unknown")["sources"];
+        if (sources.is_null()) sources = json::array();
+        sources.push_back(json{
+            {"source", u.source},
+            {"kind", u.kind == inventory::ClassKind::Dra ? "dra" : "extended_resource"},
+            {"published", u.published},
+            {"usable", u.usable},
+            {"allocated", u.allocated}});
+      }
+      json items = json::array();
+      for (auto& [key, j] : byUnit) items.push_back(std::move(j));
+      json body{{"items", items}, {"count", items.size()}};
+      return http::ApiResponse::json(body.dump());
+    });
+  });
+
+  // How each node hands out its NVIDIA resources (GPU feature discovery labels), live.
+  server.addApiRoute("nodes", [ctx](const http::ApiRequest& req) {
+    auto parsed = parseFilters(req, "nodes", {"cluster"});
+    if (auto* err = std::get_if<std::string>(&parsed)) return http::ApiResponse::error(400, *err);
+    auto f = std::get<Filters>(parsed);
+    return ctx.onLoop([ctx, f] {
+      json items = json::array();
+      for (const auto& m : ctx.engine().inventory().nodeModes(f.query.cluster)) {
+        json o{{"cluster", m.cluster},
+               {"node", m.node},
+               {"resource", m.resource},
+               {"mode", std::string(inventory::sharingModeName(m.sharing.mode))},
+               {"device_class", m.deviceClass.empty() ? json(nullptr) : json(m.deviceClass)},
+               {"units", m.units},
+               {"replicas", m.sharing.replicas},
+               {"product", m.sharing.product},
+               {"sharing_strategy", m.sharing.strategy},
+               {"mig_strategy", m.sharing.migStrategy}};
+        if (!m.sharing.migProfile.empty()) o["mig_profile"] = m.sharing.migProfile;
+        if (m.sharing.count) o["count"] = *m.sharing.count;
+        if (m.physicalDevices > 0) o["physical_devices"] = m.physicalDevices;
+        if (!m.sharing.problem.empty()) o["problem"] = m.sharing.problem;
+        items.push_back(std::move(o));
       }
       json body{{"items", items}, {"count", items.size()}};
       return http::ApiResponse::json(body.dump());

@@ -259,9 +259,39 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     }
     commitPending();
     if (tick) {
-      engineMetrics.apply(*snap, engine.inventory().snapshot());
+      const auto inventory = engine.inventory().snapshot();
+      engineMetrics.apply(*snap, inventory);
+      warnUnclassified(inventory);
       updateReadiness();
       pruneIfDue(now);
+    }
+  }
+
+  /// Capacity the inventory could not put into a unit is reported, not guessed (firstwork_gpus
+  /// unit="unknown"); each cause is logged once, with what the operator can fix.
+  void warnUnclassified(const inventory::InventorySnapshot& inv) {
+    for (const auto& m : inv.nodeModes) {
+      if (m.units <= 0) continue;
+      if (m.sharing.mode == inventory::SharingMode::Unknown) {
+        if (!warned.insert("mode/" + m.cluster + "/" + m.node + "/" + m.resource + "/" + m.sharing.problem).second)
+          continue;
+        log.warn("GPU sharing mode of a node cannot be told from its labels; its capacity is "
+                 "reported as unit unknown",
+                 {{"cluster", m.cluster}, {"node", m.node}, {"resource", m.resource},
+                  {"units", m.units}, {"reason", m.sharing.problem}});
+      } else if (m.sharing.mode == inventory::SharingMode::Unlabelled) {
+        if (!warned.insert("unlabelled/" + m.cluster + "/" + m.node + "/" + m.resource).second) continue;
+        log.info("node publishes an NVIDIA resource without GPU feature discovery labels; counted "
+                 "one unit per GPU (time-slicing cannot be detected without them)",
+                 {{"cluster", m.cluster}, {"node", m.node}, {"resource", m.resource}, {"units", m.units}});
+      }
+    }
+    for (const auto& u : inv.unclassified) {
+      if (u.kind != inventory::ClassKind::Dra || u.published <= 0) continue;
+      if (!warned.insert("dra/" + u.cluster + "/" + u.source).second) continue;
+      log.warn("DRA devices match no device class; they are reported as unit unknown (map their "
+               "DeviceClass in gpu.deviceClasses)",
+               {{"cluster", u.cluster}, {"driver", u.source}, {"devices", u.published}});
     }
   }
 
@@ -422,6 +452,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::shared_ptr<prometheus::Registry> registry;
   metrics::SelfMetrics self;
   EngineMetrics engineMetrics;
+  std::set<std::string> warned;  // unclassified-capacity causes already logged
   http::MetricsSnapshot snapshot;
   std::unique_ptr<http::HttpServer> httpServer;
   asio::io_context io;

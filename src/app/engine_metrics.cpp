@@ -123,12 +123,15 @@ struct EngineMetrics::State {
         disconnected(histogram(r, "firstwork_worker_disconnected_seconds",
                                "Worker outage durations by source (multikueue, probe).")),
         strandedSecondsTotal(counter(r, "firstwork_stranded_gpu_seconds_total",
-                                     "Live integral of stranded GPUs (eligible, not doing useful "
-                                     "work while work waits), by phase.")),
-        strandedGpus(gauge(r, "firstwork_stranded_gpus", "Stranded GPUs now, by phase.")),
+                                     "Live integral of stranded devices (eligible, not doing useful "
+                                     "work while compatible work waits), by device class, unit "
+                                     "and phase.")),
+        strandedGpus(gauge(r, "firstwork_stranded_gpus",
+                           "Stranded devices now, by device class, unit and phase.")),
         recoveryStranded(counter(r, "firstwork_recovery_stranded_gpu_seconds_total",
-                                 "Exact stranded GPU-seconds of reconnection incidents, added when "
-                                 "an incident closes or fails.")),
+                                 "Exact stranded device-seconds of reconnection incidents per "
+                                 "device class and unit, added when an incident closes or "
+                                 "fails.")),
         recoveries(counter(r, "firstwork_recoveries_total", "Reconnection incidents closed.")),
         reclaims(counter(r, "firstwork_reclaims_total", "Reclaims completed or failed.")),
         gpuSeconds(counter(r, "firstwork_gpu_seconds_total",
@@ -136,7 +139,10 @@ struct EngineMetrics::State {
         interrupted(counter(r, "firstwork_interrupted_gpu_seconds_total",
                             "GPU-seconds of work lost to evictions.")),
         gpus(gauge(r, "firstwork_gpus",
-                   "GPUs by state: published, usable, unavailable, allocated, productive.")),
+                   "Devices by device class, unit and state: published, usable, unavailable, "
+                   "allocated, productive, unusable_for_backlog.")),
+        gpuNodes(gauge(r, "firstwork_gpu_nodes",
+                       "Nodes publishing an NVIDIA extended resource, by sharing mode.")),
         withoutCapacity(counter(r, "firstwork_reservations_without_capacity_total",
                                 "Reservations made while usable free devices were fewer than "
                                 "requested.")),
@@ -163,11 +169,19 @@ struct EngineMetrics::State {
   TotalSet strandedSecondsTotal;
   GaugeSet strandedGpus;
   prometheus::Family<prometheus::Counter>& recoveryStranded;
+  /// The incident counter of one (cluster, device class, unit), created at 0 when first asked for.
+  prometheus::Counter& recoveryStrandedSeries(const std::string& cluster,
+                                             const std::string& deviceClass,
+                                             const std::string& unit) {
+    State& s = *this;
+    return s.recoveryStranded.Add({{"cluster", cluster}, {"device_class", deviceClass}, {"unit", unit}});
+  }
   prometheus::Family<prometheus::Counter>& recoveries;
   prometheus::Family<prometheus::Counter>& reclaims;
   TotalSet gpuSeconds;
   TotalSet interrupted;
   GaugeSet gpus;
+  GaugeSet gpuNodes;
   TotalSet withoutCapacity;
   GaugeSet draPools;
   TotalSet draIncomplete;
@@ -275,10 +289,17 @@ void EngineMetrics::observe(const engine::Observation& o) {
 }
 
 void EngineMetrics::recoveryClosed(std::string_view cluster, std::string_view outcome,
-                                   double strandedGpuSeconds) {
+                                   const std::vector<engine::IncidentClassFigures>& classes) {
   s_->recoveries.Add({{"cluster", std::string(cluster)}, {"outcome", std::string(outcome)}})
       .Increment();
-  s_->recoveryStranded.Add({{"cluster", std::string(cluster)}}).Increment(strandedGpuSeconds);
+  for (const auto& c : classes) {
+    s_->recoveryStrandedSeries(std::string(cluster), c.deviceClass, c.unit)
+        .Increment(c.strandedSeconds);
+    if (!c.physicalUnit.empty()) {
+      s_->recoveryStrandedSeries(std::string(cluster), c.deviceClass, c.physicalUnit)
+          .Increment(c.physicalStrandedSeconds);
+    }
+  }
 }
 
 void EngineMetrics::reclaimClosed(std::string_view clusterQueue, std::string_view reason,
@@ -300,7 +321,7 @@ void EngineMetrics::exportCommitted(const records::PendingRecord& p) {
       observe(p.observation);
       break;
     case PendingRecord::Effect::RecoveryClosed:
-      recoveryClosed(p.cluster, p.outcome, p.strandedGpuSeconds);
+      recoveryClosed(p.cluster, p.outcome, p.classes);
       break;
     case PendingRecord::Effect::ReclaimClosed:
       reclaimClosed(p.clusterQueue, p.reason, p.outcome);
@@ -317,7 +338,6 @@ void EngineMetrics::initCluster(std::string_view cluster, bool multikueueWorker)
     s_->recoveries.Add({{"cluster", c}, {"outcome", outcome}});
     s_->recovery.Add({{"cluster", c}, {"outcome", outcome}}, s_->buckets);
   }
-  s_->recoveryStranded.Add({{"cluster", c}});
   s_->duplicatesTotal.Add({{"cluster", c}});
   s_->reconnectToFirstWork.Add({{"cluster", c}}, s_->buckets);
   s_->disconnected.Add({{"cluster", c}, {"source", "probe"}}, s_->buckets);
@@ -335,25 +355,28 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
   for (const auto& g : e.stranded)
     s.strandedGpus.set({{"cluster", g.cluster},
                         {"device_class", g.deviceClass},
+                        {"unit", g.unit},
                         {"phase", std::string(engine::strandedPhaseName(g.phase))}},
                        static_cast<double>(g.gpus));
   s.strandedGpus.end();
 
   s.strandedSecondsTotal.begin();
-  std::set<std::tuple<std::string, std::string, engine::StrandedPhase>> integrated;
+  std::set<std::tuple<std::string, std::string, std::string, engine::StrandedPhase>> integrated;
   for (const auto& t : e.strandedSeconds) {
     s.strandedSecondsTotal.total({{"cluster", t.cluster},
                                   {"device_class", t.deviceClass},
+                                  {"unit", t.unit},
                                   {"phase", std::string(engine::strandedPhaseName(t.phase))}},
                                  t.seconds);
-    integrated.emplace(t.cluster, t.deviceClass, t.phase);
+    integrated.emplace(t.cluster, t.deviceClass, t.unit, t.phase);
   }
   // Every phase with a gauge has its counter from 0, so the first stranded interval of a phase
   // (e.g. the first outage) shows up in increase() instead of being the series' first value.
   for (const auto& g : e.stranded)
-    if (!integrated.count({g.cluster, g.deviceClass, g.phase}))
+    if (!integrated.count({g.cluster, g.deviceClass, g.unit, g.phase}))
       s.strandedSecondsTotal.total({{"cluster", g.cluster},
                                     {"device_class", g.deviceClass},
+                                    {"unit", g.unit},
                                     {"phase", std::string(engine::strandedPhaseName(g.phase))}},
                                    0);
   s.strandedSecondsTotal.end();
@@ -364,6 +387,7 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
       s.gpuSeconds.total({{"cluster", t.cluster},
                         {"cluster_queue", t.clusterQueue},
                         {"device_class", t.deviceClass},
+                        {"unit", t.unit},
                         {"state", std::string(engine::gpuStateName(t.state))}},
                        t.seconds);
   s.gpuSeconds.end();
@@ -377,14 +401,35 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
   s.interrupted.end();
 
   s.gpus.begin();
-  for (const auto& g : e.gpus)
-    s.gpus.set({{"cluster", g.cluster}, {"device_class", g.deviceClass}, {"state", g.state}},
+  for (const auto& g : e.gpus) {
+    s.gpus.set({{"cluster", g.cluster}, {"device_class", g.deviceClass}, {"unit", g.unit},
+                {"state", g.state}},
                static_cast<double>(g.gpus));
+    // Incident figures of a class that exists start at 0, so the first incident shows up in
+    // increase() (see initCluster).
+    if (g.state == "usable" && g.unit != "unknown") {
+      s.recoveryStrandedSeries(g.cluster, g.deviceClass, g.unit);
+    }
+  }
   s.gpus.end();
+
+  s.gpuNodes.begin();
+  std::map<std::pair<std::string, std::string>, int64_t> nodes;  // (cluster, mode) → nodes
+  {
+    std::set<std::tuple<std::string, std::string, std::string>> counted;  // cluster, node, mode
+    for (const auto& m : inv.nodeModes) {
+      if (m.units <= 0) continue;
+      const std::string mode(inventory::sharingModeName(m.sharing.mode));
+      if (counted.insert({m.cluster, m.node, mode}).second) ++nodes[{m.cluster, mode}];
+    }
+  }
+  for (const auto& [key, n] : nodes)
+    s.gpuNodes.set({{"cluster", key.first}, {"mode", key.second}}, static_cast<double>(n));
+  s.gpuNodes.end();
 
   s.withoutCapacity.begin();
   for (const auto& c : e.reservationsWithoutCapacity)
-    s.withoutCapacity.total({{"cluster", c.cluster}, {"device_class", c.deviceClass}},
+    s.withoutCapacity.total({{"cluster", c.cluster}, {"device_class", c.deviceClass}, {"unit", c.unit}},
                             static_cast<double>(c.count));
   s.withoutCapacity.end();
 

@@ -21,6 +21,7 @@ std::string gpuSecondsJson(const GpuSecondsPeriod& period) {
     items.push_back({{"cluster", i.cluster},
                      {"cluster_queue", i.clusterQueue},
                      {"device_class", i.deviceClass},
+                     {"unit", i.unit},
                      {"state", i.state},
                      {"gpu_seconds", i.gpuSeconds}});
   return nlohmann::json{{"from", formatRfc3339(period.from)},
@@ -43,25 +44,26 @@ std::optional<store::Record> GpuSecondsRecorder::onSnapshot(const engine::Snapsh
   capacityNow_.clear();
   for (const auto& g : snapshot.gpus)
     if (g.state == "published" || g.state == "usable")
-      capacityNow_[{g.cluster, "", g.deviceClass, g.state}] += g.gpus;
+      capacityNow_[{g.cluster, "", g.deviceClass, g.unit, g.state}] += g.gpus;
   lastCall_ = now;
 
   if (!(periodStart_ < now) || (!flush && now - periodStart_ < period_)) return std::nullopt;
   GpuSecondsPeriod p{periodStart_, now, {}};
   periodStart_ = now;
   for (const auto& c : snapshot.gpuSeconds) {
-    Key key{c.cluster, c.clusterQueue, c.deviceClass, std::string(engine::gpuStateName(c.state))};
+    Key key{c.cluster, c.clusterQueue, c.deviceClass, c.unit,
+            std::string(engine::gpuStateName(c.state))};
     double& written = written_[key];
     // Counters are cumulative for the process lifetime; a period carries its increase.
     if (c.seconds - written > 1e-9)
       p.items.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
-                         c.seconds - written});
+                         std::get<4>(key), c.seconds - written});
     written = std::max(written, c.seconds);
   }
   for (const auto& [key, secs] : capacity_)
     if (secs > 0)
       p.items.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
-                         secs});
+                         std::get<4>(key), secs});
   capacity_.clear();
   if (p.items.empty()) return std::nullopt;
   return store::Record{kGpuSecondsKind,

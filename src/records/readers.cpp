@@ -81,6 +81,23 @@ std::optional<engine::IncidentRecord> incidentFromJson(const std::string& body) 
   i.recoveredAt = timeField(j, "recovered_at");
   i.closedAt = timeField(j, "closed_at");
   i.strandedGpuSeconds = numberField(j, "stranded_gpu_seconds").value_or(0.0);
+  if (auto cs = j.find("classes"); cs != j.end() && cs->is_array()) {
+    for (const auto& c : *cs) {
+      if (!c.is_object()) continue;
+      engine::IncidentClassFigures f;
+      f.deviceClass = stringField(c, "device_class");
+      if (f.deviceClass.empty()) continue;
+      f.unit = stringField(c, "unit");
+      f.usable = integerField(c, "usable");
+      f.demand = integerField(c, "demand");
+      f.strandedSeconds = numberField(c, "stranded_seconds").value_or(0.0);
+      f.unusableForBacklogSeconds = numberField(c, "unusable_for_backlog_seconds").value_or(0.0);
+      f.physicalUnit = stringField(c, "physical_unit");
+      f.physicalUsable = integerField(c, "physical_usable");
+      f.physicalStrandedSeconds = numberField(c, "physical_stranded_seconds").value_or(0.0);
+      i.classes.push_back(std::move(f));
+    }
+  }
   i.recoverySeconds = numberField(j, "recovery_seconds").value_or(0.0);
   i.disconnectedSeconds = numberField(j, "disconnected_seconds").value_or(0.0);
   i.excludedWorkloads = static_cast<int32_t>(integerField(j, "excluded_workloads"));
@@ -196,8 +213,8 @@ std::optional<GpuSecondsPeriod> gpuSecondsFromJson(const std::string& body) {
       if (!i.is_object()) continue;
       auto secs = numberField(i, "gpu_seconds");
       GpuSecondsItem item{stringField(i, "cluster"), stringField(i, "cluster_queue"),
-                          stringField(i, "device_class"), stringField(i, "state"),
-                          secs.value_or(0.0)};
+                          stringField(i, "device_class"), stringField(i, "unit"),
+                          stringField(i, "state"), secs.value_or(0.0)};
       if (!secs || item.state.empty() || item.cluster.empty()) continue;
       p.items.push_back(std::move(item));
     }

@@ -20,6 +20,25 @@ json workloadJson(const engine::WorkloadRef& w, const log::Redactor& r) {
               {"cluster_queue", w.clusterQueue}, {"local_queue", w.localQueue}};
 }
 
+json incidentClasses(const engine::IncidentRecord& i) {
+  json classes = json::array();
+  for (const auto& c : i.classes) {
+    json o{{"device_class", c.deviceClass},
+           {"unit", c.unit},
+           {"usable", c.usable},
+           {"demand", c.demand},
+           {"stranded_seconds", c.strandedSeconds},
+           {"unusable_for_backlog_seconds", c.unusableForBacklogSeconds}};
+    if (!c.physicalUnit.empty()) {
+      o["physical_unit"] = c.physicalUnit;
+      o["physical_usable"] = c.physicalUsable;
+      o["physical_stranded_seconds"] = c.physicalStrandedSeconds;
+    }
+    classes.push_back(std::move(o));
+  }
+  return classes;
+}
+
 json incidentObject(const engine::IncidentRecord& i) {
   return json{
       {"id", i.id},
@@ -38,6 +57,7 @@ json incidentObject(const engine::IncidentRecord& i) {
       {"recovered_at", timeOrNull(i.recoveredAt)},
       {"closed_at", timeOrNull(i.closedAt)},
       {"stranded_gpu_seconds", i.strandedGpuSeconds},
+      {"classes", incidentClasses(i)},
       {"recovery_seconds", i.recoverySeconds},
       {"disconnected_seconds", i.disconnectedSeconds},
       {"excluded_workloads", i.excludedWorkloads},
@@ -145,6 +165,7 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
       c.cluster = i.cluster;
       c.outcome = std::string(engine::incidentOutcomeName(i.outcome));
       c.strandedGpuSeconds = i.strandedGpuSeconds;
+      c.classes = i.classes;
       recs.push_back(std::move(c));
     }
   }

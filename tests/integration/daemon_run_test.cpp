@@ -53,6 +53,13 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
   wo.token = testSecret("worker-token");
   sim::ApiServer worker(wo);
   worker.start();
+  // One 2-GPU node time-sliced ×4, with its GPU feature discovery labels (see the fixture README).
+  {
+    std::ifstream in(std::string(FIRSTWORK_TEST_FIXTURES_DIR) + "/k8s/node-gpu-time-slicing-CONSTRUCTED.json");
+    std::string node((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE_FALSE(node.empty());
+    worker.create("nodes", node);
+  }
 
   TempDir dir("firstwork-it");
   auto mk = dir.write("management.kubeconfig", management.kubeconfig("management"));
@@ -96,7 +103,23 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
   // Per-worker counters exist at 0 before the first incident, so increase() sees it.
   CHECK(metrics.find("firstwork_recoveries_total{cluster=\"worker-1\",outcome=\"failed\"} 0") !=
         std::string::npos);
-  CHECK(metrics.find("firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\"} 0") !=
+  // Incident figures are per device class and unit; each starts at 0 once its class exists —
+  // here the node's 8 shares and the 2 GPUs behind them, never 8 GPUs.
+  CHECK(eventually(
+      [&] {
+        metrics = get(base, "/metrics");
+        return metrics.find("firstwork_gpus{cluster=\"worker-1\",device_class=\"nvidia.com/gpu.shared\","
+                            "state=\"usable\",unit=\"share\"} 8") != std::string::npos;
+      },
+      10s));
+  CHECK(metrics.find("firstwork_gpus{cluster=\"worker-1\",device_class=\"nvidia.com/gpu.shared\","
+                     "state=\"usable\",unit=\"gpu\"} 2") != std::string::npos);
+  CHECK(metrics.find("device_class=\"nvidia.com/gpu\"") == std::string::npos);
+  CHECK(metrics.find("firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\","
+                     "device_class=\"nvidia.com/gpu.shared\",unit=\"share\"} 0") != std::string::npos);
+  CHECK(metrics.find("firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\","
+                     "device_class=\"nvidia.com/gpu.shared\",unit=\"gpu\"} 0") != std::string::npos);
+  CHECK(metrics.find("firstwork_gpu_nodes{cluster=\"worker-1\",mode=\"time-slicing\"} 1") !=
         std::string::npos);
   CHECK(metrics.find("firstwork_recoveries_total{cluster=\"management\"") == std::string::npos);
   get(base, "/healthz", &status);
@@ -115,7 +138,8 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
   // The JSON API: every endpoint answers, bad parameters are a 400 that names them, unknown
   // paths a 404 (docs/api.md).
   for (const char* path : {"/api/v1/incidents", "/api/v1/reclaims", "/api/v1/workloads",
-                           "/api/v1/duplicates", "/api/v1/pools",
+                           "/api/v1/duplicates", "/api/v1/pools", "/api/v1/capacity?cluster=management",
+                           "/api/v1/nodes?cluster=management",
                            "/api/v1/workloads?cluster=management&cluster_queue=q&since="
                            "2026-01-01T00:00:00Z&limit=10"}) {
     INFO(path);
@@ -124,6 +148,18 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
     CHECK(body.find("\"items\":[") != std::string::npos);
     CHECK(body.find("\"count\":0") != std::string::npos);
   }
+  // Capacity per unit and the node's sharing mode (docs/api.md).
+  auto capacity = get(base, "/api/v1/capacity?cluster=worker-1", &status);
+  CHECK(status == 200);
+  CHECK(capacity.find("\"count\":2") != std::string::npos);  // shares, and the GPUs behind them
+  CHECK(capacity.find("\"unit\":\"share\"") != std::string::npos);
+  CHECK(capacity.find("\"usable\":8") != std::string::npos);
+  CHECK(capacity.find("\"usable\":2") != std::string::npos);
+  auto nodes = get(base, "/api/v1/nodes", &status);
+  CHECK(status == 200);
+  CHECK(nodes.find("\"mode\":\"time-slicing\"") != std::string::npos);
+  CHECK(nodes.find("\"physical_devices\":2") != std::string::npos);
+  CHECK(nodes.find("\"replicas\":4") != std::string::npos);
   auto bad = get(base, "/api/v1/incidents?since=yesterday", &status);
   CHECK(status == 400);
   CHECK(bad.find("since") != std::string::npos);
@@ -222,7 +258,8 @@ TEST_CASE("firstworkd demo, as the README runs it, shows stranded GPU-seconds ri
   auto stranded = [&] {
     auto text = get(base, "/metrics");
     static const std::regex re(
-        "firstwork_recovery_stranded_gpu_seconds_total\\{cluster=\"worker-1\"\\} ([0-9.e+]+)");
+        "firstwork_recovery_stranded_gpu_seconds_total\\{cluster=\"worker-1\",device_class=\"nvidia\\."
+        "com/gpu\",unit=\"gpu\"\\} ([0-9.e+]+)");
     std::smatch m;
     return std::regex_search(text, m, re) ? std::stod(m[1]) : -1.0;
   };

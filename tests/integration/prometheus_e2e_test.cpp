@@ -18,7 +18,7 @@ TEST_CASE("Prometheus scraping firstworkd sees the reconnection drill's 320 stra
   bool seen = eventually(
       [&] {
         recovered = e.query("sum(firstwork_recoveries_total{cluster=\"worker-1\",outcome=\"recovered\"})");
-        stranded = e.query("sum(firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\"})");
+        stranded = e.query("sum(firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",unit=\"gpu\"})");
         return recovered && *recovered >= 1 && stranded && *stranded > 0;
       },
       120s);
@@ -27,7 +27,7 @@ TEST_CASE("Prometheus scraping firstworkd sees the reconnection drill's 320 stra
   // Both series come from the same scrape; a drill may close between the two queries, so read
   // them together once more from one evaluation.
   auto ratio = e.query(
-      "sum(firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\"}) / "
+      "sum(firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",unit=\"gpu\"}) / "
       "sum(firstwork_recoveries_total{cluster=\"worker-1\",outcome=\"recovered\"})");
   REQUIRE(ratio);
   CHECK(*ratio == Approx(19200.0));

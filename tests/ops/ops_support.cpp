@@ -310,23 +310,30 @@ std::vector<std::string> aggregationProblems(std::string_view expr,
     const size_t open = p + dedupHead.size() - 1;
     dedup.emplace_back(open, closingParen(expr, open));
   }
-  bool deviceClass = false;
+  // Labels that name a unit: figures that differ in them are never added up (docs/metrics.md).
+  std::vector<std::string> unitLabels;
+  auto keep = [&](const char* l) {
+    if (std::find(unitLabels.begin(), unitLabels.end(), l) == unitLabels.end()) unitLabels.push_back(l);
+  };
   for (auto& [pos, name] : metricTokens(expr)) {
     const Family* f = familyOf(name, families);
     if (!f) continue;
-    if (f->labels.count("device_class")) deviceClass = true;
+    if (f->labels.count("device_class")) keep("device_class");
+    if (f->labels.count("unit")) keep("unit");
     if (!f->engine) continue;
     bool inside = std::any_of(dedup.begin(), dedup.end(),
                               [&, p = pos](auto& s) { return p > s.first && p < s.second; });
     if (!inside)
       problems.push_back(name + " is not deduplicated with max without (instance, pod)");
   }
-  if (deviceClass) {
+  for (const auto& kept : unitLabels) {
     for (const auto& c : clauses(expr)) {
-      const bool has = std::find(c.labels.begin(), c.labels.end(), "device_class") != c.labels.end();
-      if (c.keyword == "by" && !has) problems.push_back("by-clause drops device_class");
-      if (c.keyword == "without" && has) problems.push_back("without-clause drops device_class");
+      const bool has = std::find(c.labels.begin(), c.labels.end(), kept) != c.labels.end();
+      if (c.keyword == "by" && !has) problems.push_back("by-clause drops " + kept);
+      if (c.keyword == "without" && has) problems.push_back("without-clause drops " + kept);
     }
+  }
+  if (!unitLabels.empty()) {
     static const std::regex bare(R"(\b(sum|avg|min|max|count|stddev|stdvar|topk|bottomk|quantile|group)\s*\()");
     std::string s(expr);
     if (std::regex_search(s, bare))

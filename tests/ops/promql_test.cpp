@@ -38,7 +38,12 @@ TEST_CASE("the metric families are read from firstworkd's sources", "[ops][promq
   CHECK(self >= 10);
   REQUIRE(families.count("firstwork_stranded_gpus"));
   CHECK(families["firstwork_stranded_gpus"].labels ==
-        std::set<std::string>{"cluster", "device_class", "phase"});
+        std::set<std::string>{"cluster", "device_class", "unit", "phase"});
+  CHECK(families["firstwork_gpus"].labels ==
+        std::set<std::string>{"cluster", "device_class", "unit", "state"});
+  CHECK(families["firstwork_recovery_stranded_gpu_seconds_total"].labels ==
+        std::set<std::string>{"cluster", "device_class", "unit"});
+  CHECK(families["firstwork_gpu_nodes"].labels == std::set<std::string>{"cluster", "mode"});
   CHECK(families["firstwork_reclaims_total"].labels ==
         std::set<std::string>{"cluster_queue", "reason", "outcome"});
   CHECK(families["firstwork_stage_seconds"].type == MetricType::Histogram);
@@ -55,6 +60,8 @@ TEST_CASE("the family parser and expression checks catch what they are for", "[o
         r, "firstwork_h_seconds", "help")),
     c(counter(r, "firstwork_c_total", "help")) {}
     s.a.set({{"cluster", x}, {"device_class", y}}, 1);
+    u(gauge(r, "firstwork_u", "help")),
+    s.u.set({{"cluster", x}, {"device_class", y}, {"unit", z}}, 1);
     s_->h.Add({{"cluster", x}}, b).Observe(1);
     s_->c.Add({{"cluster_queue", q}}).Increment();
   )";
@@ -67,7 +74,7 @@ TEST_CASE("the family parser and expression checks catch what they are for", "[o
     SelfMetrics::~SelfMetrics() = default;
   )";
   auto f = parseFamilies(engine, self);
-  REQUIRE(f.size() == 4);
+  REQUIRE(f.size() == 5);
   CHECK(f["firstwork_g"].labels == std::set<std::string>{"cluster", "device_class"});
   CHECK(f["firstwork_h_seconds"].type == MetricType::Histogram);
   CHECK(f["firstwork_c_total"].type == MetricType::Counter);
@@ -91,6 +98,13 @@ TEST_CASE("the family parser and expression checks catch what they are for", "[o
                   "max without (instance, pod) (firstwork_g) / firstwork_g", f)
                   .empty());
   CHECK(aggregationProblems("firstwork_up == 0", f).empty());  // own health: per replica
+  // A family with a unit label keeps it too: shares and the GPUs behind them share a device class.
+  CHECK(aggregationProblems(
+            "sum by (cluster, device_class, unit) (max without (instance, pod) (firstwork_u))", f)
+            .empty());
+  CHECK(aggregationProblems(
+            "sum by (cluster, device_class) (max without (instance, pod) (firstwork_u))", f) ==
+        std::vector<std::string>{"by-clause drops unit"});
 }
 
 TEST_CASE("Grafana variables take chosen values, others stand-ins PromQL accepts", "[ops][promql]") {

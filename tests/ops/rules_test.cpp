@@ -96,7 +96,7 @@ TEST_CASE("every alert has a severity and summary and description and an existin
   const auto all = alerts();
   REQUIRE(all.size() >= 12);
   // Labels an annotation may name: bounded, never a workload, pod name or credential.
-  const std::set<std::string> printable{"cluster", "cluster_queue", "device_class", "phase",
+  const std::set<std::string> printable{"cluster", "cluster_queue", "device_class", "unit", "phase",
                                         "reason",  "driver",        "state",        "resource",
                                         "source",  "operation",     "instance"};
   static const std::regex labelRef(R"(\$labels\.(\w+))");

@@ -27,7 +27,8 @@ struct ApiContext {
   const log::Redactor* redactor = nullptr;
 };
 
-/// Registers GET /api/v1/incidents, /reclaims, /workloads, /pools and /duplicates (design §7;
+/// Registers GET /api/v1/incidents, /reclaims, /workloads, /pools, /capacity, /nodes and
+/// /duplicates (design §7;
 /// documented in docs/api.md). Filters: `cluster`, `cluster_queue` (reclaims, workloads,
 /// duplicates), `since` and `until` (RFC 3339), `limit`. Unknown or malformed parameters: 400.
 void registerApiRoutes(http::HttpServer& server, ApiContext context);

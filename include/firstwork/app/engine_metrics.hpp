@@ -9,6 +9,7 @@ class Registry;
 namespace firstwork::engine {
 struct Observation;
 struct Snapshot;
+struct IncidentClassFigures;
 }  // namespace firstwork::engine
 namespace firstwork::inventory {
 struct InventorySnapshot;
@@ -45,9 +46,11 @@ class EngineMetrics {
 
   /// One committed histogram sample. ObservationLag samples are not handled here (SelfMetrics).
   void observe(const engine::Observation& observation);
-  /// An incident reached `recovered` or `failed` (committed for the first time).
+  /// An incident reached `recovered` or `failed` (committed for the first time): counts it and
+  /// adds its stranded seconds per device class and unit (shares also in the unit of the devices
+  /// behind them).
   void recoveryClosed(std::string_view cluster, std::string_view outcome,
-                      double strandedGpuSeconds);
+                      const std::vector<engine::IncidentClassFigures>& classes);
   /// A reclaim reached `completed` or `failed` (committed for the first time).
   void reclaimClosed(std::string_view clusterQueue, std::string_view reason,
                      std::string_view outcome);

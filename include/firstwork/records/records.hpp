@@ -41,7 +41,8 @@ struct PendingRecord {
   std::string clusterQueue;         // ReclaimClosed
   std::string reason;               // ReclaimClosed
   std::string outcome;              // RecoveryClosed, ReclaimClosed
-  double strandedGpuSeconds = 0;    // RecoveryClosed
+  double strandedGpuSeconds = 0;    // RecoveryClosed (whole GPUs)
+  std::vector<engine::IncidentClassFigures> classes;  // RecoveryClosed, per device class and unit
 };
 
 /// Turns engine outputs into durable records with JSON bodies (design §7 field names; times RFC
@@ -97,6 +98,10 @@ struct GpuSecondsItem {
   std::string cluster;
   std::string clusterQueue;
   std::string deviceClass;
+  /// The unit of the figure (firstwork_gpus `unit` label: gpu, mig, share, device, unknown); a
+  /// share class has items in unit share and in the unit of the devices behind it. "" in records
+  /// written before units existed. Never add items of different units.
+  std::string unit;
   std::string state;
   double gpuSeconds = 0;
 };
@@ -132,7 +137,8 @@ class GpuSecondsRecorder {
                                           bool flush = false);
 
  private:
-  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  // cluster, cluster queue, device class, unit, state
   std::chrono::seconds period_;
   SystemTime periodStart_;
   std::optional<SystemTime> lastCall_;

@@ -13,11 +13,11 @@ SystemTime t0() { return *parseRfc3339("2026-05-01T09:00:00Z"); }
 
 Snapshot snapshot(double reserved, double productive, int64_t published, int64_t usable) {
   Snapshot s;
-  s.gpuSeconds.push_back({"w1", "cq-a", "nvidia.com/gpu", GpuState::Reserved, reserved});
-  s.gpuSeconds.push_back({"w1", "cq-a", "nvidia.com/gpu", GpuState::Productive, productive});
-  s.gpus.push_back({"w1", "nvidia.com/gpu", "published", published});
-  s.gpus.push_back({"w1", "nvidia.com/gpu", "usable", usable});
-  s.gpus.push_back({"w1", "nvidia.com/gpu", "allocated", 3});  // a gauge the recorder ignores
+  s.gpuSeconds.push_back({"w1", "cq-a", "nvidia.com/gpu", "gpu", GpuState::Reserved, reserved});
+  s.gpuSeconds.push_back({"w1", "cq-a", "nvidia.com/gpu", "gpu", GpuState::Productive, productive});
+  s.gpus.push_back({"w1", "nvidia.com/gpu", "gpu", "published", published});
+  s.gpus.push_back({"w1", "nvidia.com/gpu", "gpu", "usable", usable});
+  s.gpus.push_back({"w1", "nvidia.com/gpu", "gpu", "allocated", 3});  // a gauge the recorder ignores
   return s;
 }
 
@@ -54,6 +54,7 @@ TEST_CASE("GPU-seconds become one durable record per period, as increments", "[r
   for (const auto& i : p->items) {
     CHECK(i.cluster == "w1");
     CHECK(i.deviceClass == "nvidia.com/gpu");
+    CHECK(i.unit == "gpu");
     CHECK(i.clusterQueue == (i.state == "published" || i.state == "usable" ? "" : "cq-a"));
   }
 
@@ -76,6 +77,26 @@ TEST_CASE("GPU-seconds become one durable record per period, as increments", "[r
   Snapshot empty;
   CHECK_FALSE(idle.onSnapshot(empty, t0() + seconds(30)));
   CHECK_FALSE(idle.onSnapshot(empty, t0() + seconds(90)));
+}
+
+TEST_CASE("a share class keeps its shares and the GPUs behind them apart", "[records][gpu][sharing]") {
+  records::GpuSecondsRecorder r(t0(), seconds(60));
+  // 8 shares of 2 GPUs usable (firstwork_gpus{device_class="nvidia.com/gpu.shared"} in units share
+  // and gpu): over [0 s, 60 s) 8 × 60 = 480 share-seconds and 2 × 60 = 120 GPU-seconds, never 600.
+  Snapshot s;
+  s.gpus.push_back({"w1", "nvidia.com/gpu.shared", "share", "usable", 8});
+  s.gpus.push_back({"w1", "nvidia.com/gpu.shared", "gpu", "usable", 2});
+  CHECK_FALSE(r.onSnapshot(s, t0()));
+  auto rec = r.onSnapshot(s, t0() + seconds(60));
+  REQUIRE(rec);
+  auto p = records::gpuSecondsFromJson(rec->body);
+  REQUIRE(p);
+  REQUIRE(p->items.size() == 2);
+  for (const auto& i : p->items) {
+    CHECK(i.deviceClass == "nvidia.com/gpu.shared");
+    CHECK(i.gpuSeconds == Approx(i.unit == "share" ? 480 : 120));
+  }
+  CHECK(p->items[0].unit != p->items[1].unit);
 }
 
 TEST_CASE("gpuSecondsFromJson skips malformed items and rejects empty periods", "[records][gpu]") {

@@ -144,6 +144,8 @@ TEST_CASE("incidentFromJson reads back every field incidentJson wrote", "[record
   in.excludedWorkloads = 2;
   in.failureReason = "budget";
   in.observedAt = t("2026-05-01T09:36:00.500Z");
+  in.classes.push_back({"nvidia.com/gpu", "gpu", 4, 6, 960, "", 0, 0, 0});
+  in.classes.push_back({"nvidia.com/gpu.shared", "share", 8, 6, 660, "gpu", 2, 540, 2340});
   auto out = records::incidentFromJson(records::incidentJson(in));
   REQUIRE(out);
   CHECK(out->id == in.id);
@@ -167,6 +169,7 @@ TEST_CASE("incidentFromJson reads back every field incidentJson wrote", "[record
   CHECK(out->excludedWorkloads == 2);
   CHECK(out->failureReason == "budget");
   CHECK(out->observedAt == in.observedAt);
+  CHECK(out->classes == in.classes);  // per device class and unit, shares with their GPUs
 
   CHECK_FALSE(records::incidentFromJson("{}"));
   CHECK_FALSE(records::incidentFromJson(R"({"id":"x"})"));
