@@ -138,6 +138,40 @@ struct CheckResult {
   }
 };
 
+/// The per-class figures of an incident, each in its own unit (docs/metrics.md).
+void checkIncidentClasses(const scenario::ExpectedIncident& e, const json& incident,
+                          const std::string& label, CheckResult& r) {
+  const json empty = json::array();
+  const json& classes = incident.contains("classes") ? incident["classes"] : empty;
+  for (const auto& c : e.classes) {
+    const json* found = nullptr;
+    for (const auto& x : classes)
+      if (x.value("device_class", "") == c.deviceClass && x.value("unit", "") == c.unit) found = &x;
+    auto what = fmt::format("{}: {} ({})", label, c.deviceClass, c.unit);
+    if (!found) {
+      r.add(false, what + ": not reported");
+      continue;
+    }
+    auto figure = [&](const char* key, std::optional<double> expected, const char* unitWord) {
+      if (!expected) return;
+      double v = found->value(key, -1.0);
+      r.add(near(v, *expected), fmt::format("{}: {} {:.0f} {} (expected {:.0f})", what, key, v,
+                                            unitWord, *expected));
+    };
+    figure("stranded_seconds", c.strandedSeconds, (c.unit + "-seconds").c_str());
+    figure("usable", c.usable, c.unit.c_str());
+    figure("demand", c.demand, c.unit.c_str());
+    figure("unusable_for_backlog_seconds", c.unusableForBacklogSeconds, (c.unit + "-seconds").c_str());
+    if (!c.physicalUnit.empty()) {
+      r.add(found->value("physical_unit", "") == c.physicalUnit,
+            fmt::format("{}: devices behind the shares in unit {} (expected {})", what,
+                        found->value("physical_unit", ""), c.physicalUnit));
+      figure("physical_stranded_seconds", c.physicalStrandedSeconds, (c.physicalUnit + "-seconds").c_str());
+      figure("physical_usable", c.physicalUsable, c.physicalUnit.c_str());
+    }
+  }
+}
+
 /// Compares the daemon's view of one play-through with the figures the scenario file states.
 CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiReader& api,
                           const std::string& metricsBefore, double speed) {
@@ -167,6 +201,7 @@ CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiRea
       r.add((*found).value("outcome", "") == e.outcome,
             fmt::format("{}: outcome {} (expected {})", label, (*found).value("outcome", ""),
                         e.outcome));
+    checkIncidentClasses(e, *found, label, r);
   }
   if (ex.states("incidents") && ex.incidents.empty()) {
     int n = 0;
@@ -212,6 +247,14 @@ CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiRea
     r.add(found, fmt::format("duplicate execution of {}", e.workload));
   }
   auto now = api.metrics();
+  // The estate as it stands when the drill ends, per device class and unit.
+  for (const auto& e : ex.gpusAtEnd) {
+    std::vector<std::string> labels{"cluster=\"" + e.cluster + "\"", "device_class=\"" + e.deviceClass + "\"",
+                                    "unit=\"" + e.unit + "\"", "state=\"" + e.state + "\""};
+    double n = metricSum(now, "firstwork_gpus", labels);
+    r.add(n == e.value, fmt::format("firstwork_gpus{{{}}} = {:.0f} at the end (expected {:.0f})",
+                                    fmt::join(labels, ","), n, e.value));
+  }
   for (const auto& e : ex.stuck) {
     if (e.until) continue;  // only still-stuck workloads are visible at the end of the drill
     double n = metricSum(now, "firstwork_stuck_workloads",
@@ -320,10 +363,25 @@ class LiveSummary {
       auto rec = timeOf(i, "reconnected_at");
       auto fw = timeOf(i, "first_work_at");
       std::string first = rec && fw ? fmt::format("{:.1f} min", toSeconds(*fw - *rec) / 60) : "n/a";
+      // Stranded minutes per device class, each in its own unit (never added up).
+      std::vector<std::string> units;
+      if (i.contains("classes") && i["classes"].is_array()) {
+        for (const auto& c : i["classes"]) {
+          double secs = c.value("stranded_seconds", 0.0);
+          double physical = c.value("physical_stranded_seconds", 0.0);
+          if (secs <= 0 && physical <= 0) continue;
+          std::string part = fmt::format("{} {:.1f} {}-min", c.value("device_class", ""), secs / 60,
+                                         c.value("unit", ""));
+          if (c.contains("physical_unit"))
+            part += fmt::format(" ({:.1f} {}-min behind them)", physical / 60, c.value("physical_unit", ""));
+          units.push_back(std::move(part));
+        }
+      }
       out_ << fmt::format(
-          "[incident] {} {}: {:.1f} GPU-minutes stranded after reconnection, first useful work "
+          "[incident] {} {}: {:.1f} GPU-minutes stranded after reconnection{}, first useful work "
           "after {}, recovered in {:.1f} min\n",
-          i.value("cluster", ""), outcome, i.value("stranded_gpu_seconds", 0.0) / 60, first,
+          i.value("cluster", ""), outcome, i.value("stranded_gpu_seconds", 0.0) / 60,
+          units.empty() ? std::string() : fmt::format(" [{}]", fmt::join(units, "; ")), first,
           i.value("recovery_seconds", 0.0) / 60);
     }
     for (const auto& c : api_.items("reclaims?limit=100000")) {
@@ -475,6 +533,7 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
         << "  reclaims:   " << base << "/api/v1/reclaims\n"
         << "  workloads:  " << base << "/api/v1/workloads\n"
         << "  DRA pools:  " << base << "/api/v1/pools\n"
+        << "  capacity:   " << base << "/api/v1/capacity  " << base << "/api/v1/nodes\n"
         << "  health:     " << base << "/healthz  " << base << "/readyz\n"
         << "Ctrl-C stops.\n";
     out.flush();

@@ -291,6 +291,22 @@ void MilestoneEngine::State::closeIncident(Incident& in, SystemTime closeAt, boo
   emitIncident(in);
 }
 
+bool MilestoneEngine::State::waitingWithUnknownDevices(const std::string& cl) const {
+  for (const auto& [key, lw] : logical) {
+    if (!lw.devicesUnresolved || lw.deleted || lw.cycles.empty()) continue;
+    const Cycle& cy = lw.cycles.back();
+    if (cycleEnd(lw, cy, true) || cy.has(Milestone::FirstWork)) continue;
+    const bool forThisWorker =
+        lw.multikueue ? (cy.dispatchedCluster == cl ||
+                         (!cy.has(Milestone::Dispatched) &&
+                          std::find(cy.candidates.begin(), cy.candidates.end(), cl) != cy.candidates.end()))
+                      : lw.cluster == cl;
+    // Once its pods exist, what they hold is all there is to know.
+    if (forThisWorker && cyclePods(lw, cy, false).empty()) return true;
+  }
+  return false;
+}
+
 void MilestoneEngine::State::evaluateIncidents(SystemTime now) {
   std::vector<Incident*> recovering;
   for (auto& [id, in] : incidents) {
@@ -317,7 +333,11 @@ void MilestoneEngine::State::evaluateIncidents(SystemTime now) {
       }
     }
     if (zero && *zero <= horizon) {
-      closeIncident(*in, *zero, true, {}, now);
+      // Work waiting for this worker whose devices are not known yet (a claim template learned
+      // only from the claims its pods will get) may turn out stranded back to reconnection:
+      // recovery is not declared before that is known.
+      if (!waitingWithUnknownDevices(cl)) closeIncident(*in, *zero, true, {}, now);
+      else if (now >= deadline) closeIncident(*in, deadline, false, "budget", now);
     } else if (now >= deadline) {
       closeIncident(*in, deadline, false, "budget", now);
     }

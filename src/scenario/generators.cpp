@@ -132,6 +132,7 @@ struct DraSpec {
   std::string pool = "{node}";
   std::string device = "gpu-{d}";
   std::string quotaResource;  // logical resource in ClusterQueues/admission (Kueue deviceClassMappings)
+  std::string selector;       // CEL selector of the request (e.g. a MIG profile), empty: none
 };
 
 // What every replica of one `job:` entry shares.
@@ -620,10 +621,16 @@ class JobExpander {
                                                                         {"uid", podUid}}})}}},
                 {"spec", Json{{"devices", Json{{"requests", Json::array({Json{
                                                                 {"name", s_.dra->claimName},
-                                                                {"exactly", Json{{"allocationMode", "ExactCount"},
-                                                                                 {"count", s_.gpusPerPod},
-                                                                                 {"deviceClassName", s_.dra->deviceClass}}}}})}}}}},
+                                                                {"exactly", claimRequest()}}})}}}}},
                 {"status", Json::object()}};
+  }
+
+  Json claimRequest() const {
+    Json exactly{{"allocationMode", "ExactCount"}, {"count", s_.gpusPerPod}, {"deviceClassName", s_.dra->deviceClass}};
+    if (!s_.dra->selector.empty()) {
+      exactly["selectors"] = Json::array({Json{{"cel", Json{{"expression", s_.dra->selector}}}}});
+    }
+    return exactly;
   }
 
   Json claimAllocation(const PodPlan& p, Offset at) const {
@@ -881,7 +888,8 @@ void expandJob(const YAML::Node& node, GenContext& ctx) {
   s.priorityClass = r.str("priority_class").value_or("");
   if (r.has("dra")) {
     MapReader d(r.child("dra"), r.pathOf("dra"), ctx.problems,
-                {"device_class", "driver", "claim_template", "claim_name", "pool", "device", "quota_resource"});
+                {"device_class", "driver", "claim_template", "claim_name", "pool", "device", "quota_resource",
+                 "selector"});
     if (d.ok()) {
       DraSpec dra;
       dra.deviceClass = d.str("device_class").value_or(dra.deviceClass);
@@ -891,6 +899,7 @@ void expandJob(const YAML::Node& node, GenContext& ctx) {
       dra.pool = d.str("pool").value_or(dra.pool);
       dra.device = d.str("device").value_or(dra.device);
       dra.quotaResource = d.str("quota_resource").value_or(dra.deviceClass);
+      dra.selector = d.str("selector").value_or("");
       s.dra = dra;
     }
   }

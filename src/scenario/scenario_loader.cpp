@@ -293,14 +293,16 @@ void parseExpected(const YAML::Node& node, const std::string& path, const std::v
                    Problems& problems, ExpectedFigures& fig) {
   MapReader top(node, path, problems,
                 {"incidents", "stranded", "latencies", "reclaims", "interruptions", "stuck", "duplicates",
-                 "reservations_without_capacity", "pools", "capacity", "outages", "comparisons"});
+                 "reservations_without_capacity", "pools", "capacity", "gpus_at_end", "outages",
+                 "comparisons"});
   if (!top.ok()) return;
   static const std::initializer_list<const char*> kPhases{"disconnected", "idle", "pending_start", "starting"};
 
   parseList(node, "incidents", path, problems, fig, fig.incidents, [&](const YAML::Node& n, const std::string& p, ExpectedIncident& x) {
     MapReader r(n, p, problems,
                 {"cluster", "source", "disconnected_at", "reconnected_at", "first_dispatched_at", "first_running_at",
-                 "first_work_at", "recovered_at", "usable_gpus", "demand_gpus", "stranded_gpu_seconds", "outcome"});
+                 "first_work_at", "recovered_at", "usable_gpus", "demand_gpus", "stranded_gpu_seconds", "outcome",
+                 "classes"});
     if (!r.ok()) return false;
     x.cluster = r.str("cluster", true).value_or("");
     checkCluster(r, "cluster", x.cluster, clusters);
@@ -320,6 +322,40 @@ void parseExpected(const YAML::Node& node, const std::string& path, const std::v
     if (x.reconnectedAt < x.disconnectedAt) r.fail("reconnected_at", "is before disconnected_at");
     if (x.recoveredAt && *x.recoveredAt < x.reconnectedAt) r.fail("recovered_at", "is before reconnected_at");
     if (x.outcome == "recovered" && !x.recoveredAt) r.fail("recovered_at", "required when the outcome is recovered");
+    ExpectedFigures unused;
+    double wholeGpus = 0;
+    bool anyGpu = false;
+    parseList(n, "classes", p, problems, unused, x.classes,
+              [&](const YAML::Node& cn, const std::string& cp, ExpectedIncidentClass& c) {
+                MapReader cr(cn, cp, problems,
+                             {"device_class", "unit", "usable", "demand", "stranded_seconds", "physical_unit",
+                              "physical_usable", "physical_stranded_seconds", "unusable_for_backlog_seconds"});
+                if (!cr.ok()) return false;
+                c.deviceClass = cr.str("device_class", true).value_or("");
+                c.unit = cr.str("unit", true).value_or("");
+                oneOf(cr, "unit", c.unit, {"gpu", "mig", "share", "device"});
+                c.usable = cr.number("usable");
+                c.demand = cr.number("demand");
+                c.strandedSeconds = cr.number("stranded_seconds", true).value_or(0);
+                c.physicalUnit = cr.str("physical_unit").value_or("");
+                c.physicalUsable = cr.number("physical_usable");
+                c.physicalStrandedSeconds = cr.number("physical_stranded_seconds");
+                c.unusableForBacklogSeconds = cr.number("unusable_for_backlog_seconds");
+                if (c.unit == "share" && (c.physicalUnit.empty() || !c.physicalStrandedSeconds))
+                  cr.fail("physical_unit", "a share class states the devices behind it (physical_unit, "
+                                           "physical_stranded_seconds)");
+                if (c.unit != "share" && !c.physicalUnit.empty())
+                  cr.fail("physical_unit", "only share classes have devices behind them");
+                if (c.unit == "gpu") {
+                  anyGpu = true;
+                  wholeGpus += c.strandedSeconds;
+                }
+                return true;
+              });
+    // The headline adds whole-GPU classes only (docs/metrics.md): the file must agree with itself.
+    if (anyGpu && !nearlyEqual(x.strandedGpuSeconds, wholeGpus))
+      r.fail("stranded_gpu_seconds", fmt::format("{} ≠ Σ stranded_seconds of the classes in unit gpu = {}",
+                                                 x.strandedGpuSeconds, wholeGpus));
     return true;
   });
   parseList(node, "stranded", path, problems, fig, fig.stranded, [&](const YAML::Node& n, const std::string& p, ExpectedStranded& x) {
@@ -476,6 +512,20 @@ void parseExpected(const YAML::Node& node, const std::string& path, const std::v
     x.at = r.offset("at", true).value_or(Offset{0});
     x.usable = r.number("usable", true).value_or(0);
     x.unavailable = r.number("unavailable", true).value_or(0);
+    return true;
+  });
+  parseList(node, "gpus_at_end", path, problems, fig, fig.gpusAtEnd, [&](const YAML::Node& n, const std::string& p, ExpectedGpus& x) {
+    MapReader r(n, p, problems, {"cluster", "device_class", "unit", "state", "value"});
+    if (!r.ok()) return false;
+    x.cluster = r.str("cluster", true).value_or("");
+    checkCluster(r, "cluster", x.cluster, clusters);
+    x.deviceClass = r.str("device_class", true).value_or("");
+    x.unit = r.str("unit", true).value_or("");
+    oneOf(r, "unit", x.unit, {"gpu", "mig", "share", "device", "unknown"});
+    x.state = r.str("state", true).value_or("");
+    oneOf(r, "state", x.state,
+          {"published", "usable", "unavailable", "allocated", "productive", "unusable_for_backlog"});
+    x.value = r.number("value", true).value_or(0);
     return true;
   });
   parseList(node, "outages", path, problems, fig, fig.outages, [&](const YAML::Node& n, const std::string& p, ExpectedOutage& x) {

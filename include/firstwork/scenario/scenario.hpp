@@ -66,6 +66,20 @@ struct Step {
 // Expected figures, worked out by hand in each file (see config/scenarios/README.md). Offsets are
 // relative to the drill start; GPU figures are in GPUs and GPU-seconds.
 
+/// One device class of an incident, in the class's own unit (docs/metrics.md): what
+/// /api/v1/incidents reports under `classes`.
+struct ExpectedIncidentClass {
+  std::string deviceClass;
+  std::string unit;                 // gpu | mig | share | device
+  std::optional<double> usable;     // at reconnection
+  std::optional<double> demand;     // at reconnection (compatible demand)
+  double strandedSeconds = 0;       // ∫ stranded of this class from reconnection to close
+  std::string physicalUnit;         // share classes: unit of the devices behind the shares
+  std::optional<double> physicalUsable;
+  std::optional<double> physicalStrandedSeconds;
+  std::optional<double> unusableForBacklogSeconds;
+};
+
 /// A reconnection incident (design §5).
 struct ExpectedIncident {
   std::string cluster;                 // worker (scenario cluster name)
@@ -78,8 +92,9 @@ struct ExpectedIncident {
   std::optional<Offset> recoveredAt;   // when stranded returned to 0
   double usableGpus = 0;               // at reconnection
   double demandGpus = 0;               // at reconnection
-  double strandedGpuSeconds = 0;       // ∫ from reconnection to close of stranded(t) dt
+  double strandedGpuSeconds = 0;       // ∫ from reconnection to close of stranded(t) dt (whole GPUs)
   std::string outcome;                 // "recovered" | "failed"
+  std::vector<ExpectedIncidentClass> classes;  // per device class and unit (optional)
 };
 
 /// Live stranded GPU-seconds (firstwork_stranded_gpu_seconds_total) accumulated over the drill.
@@ -183,6 +198,15 @@ struct ExpectedCapacity {
   double unavailable = 0;
 };
 
+/// One firstwork_gpus series when the drill ends (after its last step): the estate as it stands.
+struct ExpectedGpus {
+  std::string cluster;
+  std::string deviceClass;
+  std::string unit;   // gpu | mig | share | device | unknown
+  std::string state;  // published | usable | unavailable | allocated | productive | unusable_for_backlog
+  double value = 0;
+};
+
 /// A worker outage seen by one source (firstwork_worker_disconnected_seconds).
 struct ExpectedOutage {
   std::string cluster;
@@ -218,6 +242,7 @@ struct ExpectedFigures {
   std::vector<ExpectedReservationWithoutCapacity> reservationsWithoutCapacity;
   std::vector<ExpectedPool> pools;
   std::vector<ExpectedCapacity> capacity;
+  std::vector<ExpectedGpus> gpusAtEnd;
   std::vector<ExpectedOutage> outages;
   std::vector<ExpectedComparison> comparisons;
 

@@ -475,6 +475,9 @@ struct MilestoneEngine::State {
                     std::string reason, std::string management, SystemTime observedAt);
   void reconnect(Incident& in, SystemTime at, SystemTime observedAt);
   void evaluateIncidents(SystemTime now);
+  /// A workload waits for `cluster` (or was dispatched there) whose devices are not known yet and
+  /// whose pods do not exist yet (they will tell).
+  bool waitingWithUnknownDevices(const std::string& cluster) const;
   void closeIncident(Incident& in, SystemTime closeAt, bool recovered, std::string failureReason,
                      SystemTime now);
   bool blocked(const std::string& cluster) const;

@@ -258,7 +258,8 @@ struct MixedJob {
   std::vector<seconds> firstWork;  // per pod
 };
 
-std::vector<ScriptEvent> mixedEstateDrill() {
+/// The drill; `draOnly` keeps only D (and no X).
+std::vector<ScriptEvent> mixedEstateDrill(bool draOnly = false) {
   std::vector<ScriptEvent> ev;
   ev.push_back({seconds(-3600), "manager", clusterQueue("cq", {"mk"})});
   ev.push_back({seconds(-3600), "manager", multiKueueCheck("mk", "cfg")});
@@ -292,6 +293,7 @@ std::vector<ScriptEvent> mixedEstateDrill() {
   jobs.push_back({"job-s1-7e8f9", "s1", 1, "nvidia.com/gpu", "w1-ts-0", {seconds(720)}});
   jobs.push_back({"job-m-0a1b2", "m", 2, "nvidia.com/mig-1g.10gb", "w1-mig-0", {seconds(660), seconds(660)}});
   jobs.push_back({"job-d-3c4d5", "d", 2, "", "w1-dra-0", {seconds(780), seconds(780)}});
+  if (draOnly) jobs.erase(jobs.begin(), jobs.end() - 1);
   for (const auto& j : jobs) {
     WorkloadBuilder m("team", j.name, j.uid, at(seconds(120)));
     m.ownedByJob(j.name.substr(4, 2), "job-" + j.uid).queue("lq");
@@ -341,6 +343,7 @@ std::vector<ScriptEvent> mixedEstateDrill() {
       ev.push_back({j.firstWork[static_cast<size_t>(i)], "w1", p.obj()});
     }
   }
+  if (draOnly) return ev;
   WorkloadBuilder x("team", "job-x-6e7f8", "x", at(seconds(120)));
   x.ownedByJob("x", "job-x").queue("lq").podSet(1, 1, "nvidia.com/mig-3g.40gb");
   x.reserved("cq", at(seconds(120))).check(model::CheckState::Pending, at(seconds(120)));
@@ -435,4 +438,26 @@ TEST_CASE("reconnection on a mixed estate reports stranded minutes per unit, eac
   CHECK(gpuGauge(snap, "w1", "nvidia.com/gpu", "gpu", "unusable_for_backlog") == 0);
   CHECK(gpuGauge(snap, "w1", "gpu.nvidia.com/mig-3g.40gb", "mig", "productive") == 2);
   CHECK(gpuGauge(snap, "w1", "nvidia.com/gpu.shared", "gpu", "productive") == 2);
+}
+
+TEST_CASE("recovery is not declared while waiting work's devices are unknown; they count back to reconnection once known",
+          "[engine][sharing][incident]") {
+  // Only D: its devices are known from the claims its pods get at 390 s (the template is not
+  // configured). At R = 360 s nothing known is stranded, but D waits for w1: the incident stays
+  // open. Once D's claims are seen, its 2 gpu.nvidia.com/mig-3g.40gb count from its submission:
+  //   [360, 390) 2 idle → 60; [390, 480) 2 pending → 180; [480, 780) 2 starting → 600. Σ = 840,
+  //   recovered at 780 s when D works.
+  Harness h(multiKueueConfigFor({"w1"}));
+  play(h, mixedEstateDrill(true), {seconds(361), seconds(900)});
+  const std::string id = "incident/w1/multikueue/" + std::to_string(unixMs(at(seconds(60))));
+  auto in = h.incident(id);
+  REQUIRE(in);
+  CHECK(in->outcome == IncidentOutcome::Recovered);
+  CHECK(*in->recoveredAt == at(seconds(780)));
+  const auto* dra = classOf(*in, "gpu.nvidia.com/mig-3g.40gb");
+  REQUIRE(dra);
+  CHECK(dra->demand == 2);
+  CHECK(dra->strandedSeconds == Approx(840));
+  // Nothing in unit gpu on this worker's incident: the whole-GPU headline stays 0.
+  CHECK(in->strandedGpuSeconds == Approx(0));
 }

@@ -270,3 +270,63 @@ expected: {incidents: []}
     return s.kind == "Pod" && s.name.rfind("b-0-", 0) == 0 && s.at == 2min && s.origin.find("running") != std::string::npos;
   }));
 }
+
+TEST_CASE("the mixed-estate drill states its incident per device class, each in its own unit",
+          "[scenario][sharing]") {
+  auto sc = loadScenario(FIRSTWORK_SOURCE_DIR "/config/scenarios/reconnection-mixed-estate.yaml");
+  if (!sc) FAIL(sc.error());
+  REQUIRE(sc->expected.incidents.size() == 1);
+  const auto& in = sc->expected.incidents[0];
+  // The headline is the whole-GPU classes only: 960, not 960 + 660 + 540 + 600 + 840.
+  CHECK(in.strandedGpuSeconds == 960);
+  REQUIRE(in.classes.size() == 5);
+  const auto& shares = in.classes[1];
+  CHECK(shares.deviceClass == "nvidia.com/gpu.shared");
+  CHECK(shares.unit == "share");
+  CHECK(shares.strandedSeconds == 660);
+  CHECK(shares.physicalUnit == "gpu");
+  CHECK(shares.physicalStrandedSeconds == std::optional<double>(540));
+  CHECK(shares.unusableForBacklogSeconds == std::optional<double>(2340));
+  CHECK(in.classes[2].unusableForBacklogSeconds == std::optional<double>(1950));
+  CHECK(sc->expected.gpusAtEnd.size() == 13);
+}
+
+TEST_CASE("per-class incident figures are checked for consistency and units", "[scenario][sharing]") {
+  auto load = [](const std::string& classes, double headline) {
+    return loadScenarioFromString(R"(name: t
+description: d
+duration: 10m
+clusters:
+  - {name: manager, role: manager}
+  - {name: worker-1, role: worker}
+timeline: []
+expected:
+  incidents:
+    - {cluster: worker-1, disconnected_at: 1m, reconnected_at: 2m, recovered_at: 3m, usable_gpus: 4,
+       demand_gpus: 4, stranded_gpu_seconds: )" + std::to_string(headline) + R"(, outcome: recovered,
+       classes: [)" + classes + R"(]}
+  gpus_at_end:
+    - {cluster: worker-1, device_class: nvidia.com/gpu.shared, unit: share, state: usable, value: 8}
+)",
+                                  "t.yaml");
+  };
+  // Headline = Σ of the gpu classes: 120 + 60 = 180; MIG and share classes never add to it.
+  const std::string ok = "{device_class: nvidia.com/gpu, unit: gpu, stranded_seconds: 120}, "
+                         "{device_class: gpu.nvidia.com, unit: gpu, stranded_seconds: 60}, "
+                         "{device_class: nvidia.com/mig-1g.10gb, unit: mig, stranded_seconds: 500}, "
+                         "{device_class: nvidia.com/gpu.shared, unit: share, stranded_seconds: 70, "
+                         "physical_unit: gpu, physical_stranded_seconds: 20}";
+  auto good = load(ok, 180);
+  if (!good) FAIL(good.error());
+  CHECK(good->expected.incidents[0].classes.size() == 4);
+  auto bad = load(ok, 750);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().find("stranded_gpu_seconds: 750 ≠ Σ stranded_seconds of the classes in unit gpu = 180") !=
+        std::string::npos);
+  auto noPhysical = load("{device_class: nvidia.com/gpu.shared, unit: share, stranded_seconds: 70}", 0);
+  REQUIRE_FALSE(noPhysical.ok());
+  CHECK(noPhysical.error().find("a share class states the devices behind it") != std::string::npos);
+  auto badUnit = load("{device_class: nvidia.com/gpu, unit: gpus, stranded_seconds: 0}", 0);
+  REQUIRE_FALSE(badUnit.ok());
+  CHECK(badUnit.error().find("\"gpus\" is not one of: gpu, mig, share, device") != std::string::npos);
+}
