@@ -24,14 +24,6 @@ bool conditionTrue(const std::vector<model::Condition>& conditions, std::string_
   return false;
 }
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
-}
-
 std::string objectKey(const model::ObjectMeta& meta) {
   std::string key = meta.namespace_;
   key += '/';
@@ -171,7 +163,7 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
     if (tracked(resource)) record.allocatable.emplace_back(resource, milli);
   }
   for (const auto& [key, value] : node.meta.labels) {
-    if (startsWith(key, kNvidiaLabelPrefix)) record.nvidiaLabels.emplace_back(key, value);
+    if (key.starts_with(kNvidiaLabelPrefix)) record.nvidiaLabels.emplace_back(key, value);
   }
   // Most Node updates (heartbeats, images, unrelated labels) change nothing the inventory reads:
   // they must not cost a recount.
@@ -275,7 +267,7 @@ NodeSharing Inventory::sharingOf(const NodeRecord& node, std::string_view resour
 
 std::optional<std::string> Inventory::extendedClass(std::string_view resource,
                                                     const NodeRecord* node) const {
-  if (node == nullptr || !startsWith(resource, kNvidiaLabelPrefix)) return std::string(resource);
+  if (node == nullptr || !resource.starts_with(kNvidiaLabelPrefix)) return std::string(resource);
   return sharingClass(resource, sharingOf(*node, resource));
 }
 
@@ -295,7 +287,7 @@ std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name
     if (!cluster_name.empty() && name != cluster_name) continue;
     for (const auto& [node_name, node] : state.nodes) {
       for (const auto& [resource, milli] : node.allocatable) {
-        if (!startsWith(resource, kNvidiaLabelPrefix)) continue;
+        if (!resource.starts_with(kNvidiaLabelPrefix)) continue;
         NodeResourceMode m;
         m.cluster = name;
         m.node = node_name;
@@ -303,7 +295,7 @@ std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name
         m.sharing = sharingOf(node, resource);
         m.deviceClass = sharingClass(resource, m.sharing).value_or(std::string());
         m.units = wholeUnits(milli);
-        if (!m.deviceClass.empty() && endsWith(m.deviceClass, kSharedClassSuffix)) {
+        if (!m.deviceClass.empty() && m.deviceClass.ends_with(kSharedClassSuffix)) {
           m.physicalDevices = physicalBehind(m.units, m.sharing);
         }
         out.push_back(std::move(m));
@@ -489,7 +481,7 @@ void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState&
         f.usable += units;
         state.usableByNode[node_name][*device_class] += units;
       }
-      if (endsWith(*device_class, kSharedClassSuffix)) {
+      if (device_class->ends_with(kSharedClassSuffix)) {
         // Shares: report the devices behind them, never count them as devices.
         const int64_t physical = physicalBehind(units, sharingOf(node, resource));
         f.shared = true;

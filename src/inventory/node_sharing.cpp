@@ -35,14 +35,6 @@ constexpr std::string_view kInvalidMigProfile = "INVALID";
 constexpr std::string_view kNvidiaGpuResource = "nvidia.com/gpu";
 constexpr std::string_view kNvidiaMigResourcePrefix = "nvidia.com/mig-";
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
-}
-
 const std::string* label(const model::KeyValues& labels, std::string_view key) {
   for (const auto& [k, v] : labels) {
     if (k == key) return &v;
@@ -99,11 +91,11 @@ std::string_view sharingModeName(SharingMode mode) {
 
 NodeSharing readNodeSharing(const model::KeyValues& labels, std::string_view resource) {
   NodeSharing s;
-  const bool renamed = endsWith(resource, kSharedClassSuffix);
+  const bool renamed = resource.ends_with(kSharedClassSuffix);
   // Renamed shares carry their labels under the original name.
   const std::string_view base =
       renamed ? resource.substr(0, resource.size() - kSharedClassSuffix.size()) : resource;
-  const bool migResource = startsWith(base, kNvidiaMigResourcePrefix);
+  const bool migResource = base.starts_with(kNvidiaMigResourcePrefix);
   if (migResource) s.migProfile = std::string(base.substr(kNvidiaMigResourcePrefix.size()));
 
   const std::string* replicas = resourceLabel(labels, base, "replicas");
@@ -115,7 +107,7 @@ NodeSharing readNodeSharing(const model::KeyValues& labels, std::string_view res
   if (migStrategy != nullptr) s.migStrategy = *migStrategy;
   if (product != nullptr) {
     s.product = *product;
-    s.productShared = endsWith(*product, kSharedProductSuffix);
+    s.productShared = product->ends_with(kSharedProductSuffix);
   }
   if (count != nullptr) {
     s.count = parseCount(*count);
@@ -134,7 +126,7 @@ NodeSharing readNodeSharing(const model::KeyValues& labels, std::string_view res
   // MIG single strategy: nvidia.com/gpu counts MIG devices of the one profile in the product.
   if (base == kNvidiaGpuResource && migStrategy != nullptr && *migStrategy == "single") {
     std::string_view p = s.product;
-    if (endsWith(p, kSharedProductSuffix)) p.remove_suffix(kSharedProductSuffix.size());
+    if (p.ends_with(kSharedProductSuffix)) p.remove_suffix(kSharedProductSuffix.size());
     const size_t at = p.rfind(kMigProductInfix);
     if (at != std::string_view::npos) {
       const std::string_view profile = p.substr(at + kMigProductInfix.size());
@@ -191,7 +183,7 @@ NodeSharing readNodeSharing(const model::KeyValues& labels, std::string_view res
 
 std::optional<std::string> sharingClass(std::string_view resource, const NodeSharing& sharing) {
   if (sharing.mode == SharingMode::Unknown) return std::nullopt;
-  const bool renamed = endsWith(resource, kSharedClassSuffix);
+  const bool renamed = resource.ends_with(kSharedClassSuffix);
   std::string device_class =
       sharing.migSingle
           ? std::string(kNvidiaMigResourcePrefix) + sharing.migProfile
@@ -202,16 +194,16 @@ std::optional<std::string> sharingClass(std::string_view resource, const NodeSha
 }
 
 Unit Inventory::unitOf(std::string_view deviceClass) const {
-  if (endsWith(deviceClass, kSharedClassSuffix)) return Unit::Share;
+  if (deviceClass.ends_with(kSharedClassSuffix)) return Unit::Share;
   if (deviceClass == kNvidiaGpuResource || deviceClass == config_.nvidiaDriver) return Unit::Gpu;
-  if (startsWith(deviceClass, kNvidiaMigResourcePrefix)) return Unit::Mig;
+  if (deviceClass.starts_with(kNvidiaMigResourcePrefix)) return Unit::Mig;
   const std::string draMig = config_.nvidiaDriver + std::string(kMigClassInfix);
-  if (startsWith(deviceClass, draMig)) return Unit::Mig;
+  if (deviceClass.starts_with(draMig)) return Unit::Mig;
   return Unit::Device;
 }
 
 Unit Inventory::physicalUnitOf(std::string_view deviceClass) const {
-  if (!endsWith(deviceClass, kSharedClassSuffix)) return unitOf(deviceClass);
+  if (!deviceClass.ends_with(kSharedClassSuffix)) return unitOf(deviceClass);
   return unitOf(deviceClass.substr(0, deviceClass.size() - kSharedClassSuffix.size()));
 }
 

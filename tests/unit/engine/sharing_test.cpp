@@ -358,6 +358,20 @@ const IncidentClassFigures* classOf(const IncidentRecord& in, const std::string&
   return nullptr;
 }
 
+/// The incident's figures of `cls`, checked for unit, usable and demand at reconnection and the
+/// stranded integral (in that unit).
+IncidentClassFigures requireClass(const IncidentRecord& in, const std::string& cls, const std::string& unit,
+                                  int64_t usable, int64_t demand, double stranded) {
+  INFO("class " << cls);
+  const auto* c = classOf(in, cls);
+  REQUIRE(c);
+  CHECK(c->unit == unit);
+  CHECK(c->usable == usable);
+  CHECK(c->demand == demand);
+  CHECK(c->strandedSeconds == Approx(stranded));
+  return *c;
+}
+
 }  // namespace
 
 TEST_CASE("reconnection on a mixed estate reports stranded minutes per unit, each as computed by hand",
@@ -377,13 +391,8 @@ TEST_CASE("reconnection on a mixed estate reports stranded minutes per unit, eac
   // nvidia.com/gpu (unit gpu, 4 usable; demand at R: G 4 + S 2 waiting plain-GPU requests):
   //   [360, 390) min(4, 6) = 4 idle → 120; [390, 480) G pending 4 → 360; [480, 600) G starting
   //   4 → 480. Σ = 960 GPU-s = 16 GPU-min. S holds shares from 390 on, not GPUs.
-  const auto* gpu = classOf(*in, "nvidia.com/gpu");
-  REQUIRE(gpu);
-  CHECK(gpu->unit == "gpu");
-  CHECK(gpu->usable == 4);
-  CHECK(gpu->demand == 6);
-  CHECK(gpu->strandedSeconds == Approx(960));
-  CHECK(gpu->unusableForBacklogSeconds == Approx(0));
+  const auto gpu = requireClass(*in, "nvidia.com/gpu", "gpu", 4, 6, 960);
+  CHECK(gpu.unusableForBacklogSeconds == Approx(0));
   // nvidia.com/gpu.shared (unit share, 8 usable; the same 6 waiting requests are compatible):
   //   [360, 390) min(8, 6) = 6 → 180; [390, 480) S pending 2 → 180; [480, 540) S starting 2 →
   //   120; [540, 720) S0 productive, S1 starting: min(8 − 1, 1) = 1 → 180. Σ = 660 share-s.
@@ -391,41 +400,22 @@ TEST_CASE("reconnection on a mixed estate reports stranded minutes per unit, eac
   //   [360, 390) min(2, 6) = 2 → 60; [390, 480) 2 → 180; [480, 540) 2 → 120; [540, 720)
   //   productive min(2, 1) = 1, min(2 − 1, 1) = 1 → 180. Σ = 540 GPU-s = 9 GPU-min.
   // Free shares while X waits (none of it can use a share): [390, 780) 8 − 2 = 6 → 2 340.
-  const auto* shares = classOf(*in, "nvidia.com/gpu.shared");
-  REQUIRE(shares);
-  CHECK(shares->unit == "share");
-  CHECK(shares->usable == 8);
-  CHECK(shares->demand == 6);
-  CHECK(shares->strandedSeconds == Approx(660));
-  CHECK(shares->physicalUnit == "gpu");
-  CHECK(shares->physicalUsable == 2);
-  CHECK(shares->physicalStrandedSeconds == Approx(540));
-  CHECK(shares->unusableForBacklogSeconds == Approx(2340));
+  const auto shares = requireClass(*in, "nvidia.com/gpu.shared", "share", 8, 6, 660);
+  CHECK(shares.physicalUnit == "gpu");
+  CHECK(shares.physicalUsable == 2);
+  CHECK(shares.physicalStrandedSeconds == Approx(540));
+  CHECK(shares.unusableForBacklogSeconds == Approx(2340));
   // nvidia.com/mig-1g.10gb (unit mig, 7 usable, M wants 2):
   //   [360, 390) 2 idle → 60; [390, 480) 2 pending → 180; [480, 660) 2 starting → 360. Σ = 600.
   //   Unusable while X (3g.40gb) waits and no 1g.10gb work does: [390, 780) 7 − 2 = 5 → 1 950.
-  const auto* mig1g = classOf(*in, "nvidia.com/mig-1g.10gb");
-  REQUIRE(mig1g);
-  CHECK(mig1g->unit == "mig");
-  CHECK(mig1g->usable == 7);
-  CHECK(mig1g->demand == 2);
-  CHECK(mig1g->strandedSeconds == Approx(600));
-  CHECK(mig1g->unusableForBacklogSeconds == Approx(1950));
+  CHECK(requireClass(*in, "nvidia.com/mig-1g.10gb", "mig", 7, 2, 600).unusableForBacklogSeconds ==
+        Approx(1950));
   // gpu.nvidia.com/mig-3g.40gb (DRA, unit mig, 2 usable; D's template learned from its claims at
   // 390 resolves through the profile selector, back to its submission):
   //   [360, 390) 2 idle → 60; [390, 480) 2 pending → 180; [480, 780) 2 starting → 600. Σ = 840.
-  const auto* dra = classOf(*in, "gpu.nvidia.com/mig-3g.40gb");
-  REQUIRE(dra);
-  CHECK(dra->unit == "mig");
-  CHECK(dra->usable == 2);
-  CHECK(dra->demand == 2);
-  CHECK(dra->strandedSeconds == Approx(840));
+  requireClass(*in, "gpu.nvidia.com/mig-3g.40gb", "mig", 2, 2, 840);
   // X's class: demand 1, no device: min(0, 1) = 0 stranded.
-  const auto* x = classOf(*in, "nvidia.com/mig-3g.40gb");
-  REQUIRE(x);
-  CHECK(x->usable == 0);
-  CHECK(x->demand == 1);
-  CHECK(x->strandedSeconds == Approx(0));
+  requireClass(*in, "nvidia.com/mig-3g.40gb", "mig", 0, 1, 0);
   // The headline adds whole GPUs only: never shares, MIG instances or the GPUs behind shares.
   CHECK(in->strandedGpuSeconds == Approx(960));
   CHECK(in->usableGpus == 4);
@@ -454,10 +444,7 @@ TEST_CASE("recovery is not declared while waiting work's devices are unknown; th
   REQUIRE(in);
   CHECK(in->outcome == IncidentOutcome::Recovered);
   CHECK(*in->recoveredAt == at(seconds(780)));
-  const auto* dra = classOf(*in, "gpu.nvidia.com/mig-3g.40gb");
-  REQUIRE(dra);
-  CHECK(dra->demand == 2);
-  CHECK(dra->strandedSeconds == Approx(840));
+  requireClass(*in, "gpu.nvidia.com/mig-3g.40gb", "mig", 2, 2, 840);
   // Nothing in unit gpu on this worker's incident: the whole-GPU headline stays 0.
   CHECK(in->strandedGpuSeconds == Approx(0));
 }
