@@ -37,6 +37,14 @@ std::string metricName(engine::HistogramKind k) {
 
 bool inPeriod(SystemTime t, const Period& p) { return p.from <= t && t < p.to; }
 
+/// The device-class column of a GPU-hours row: the class, with its unit when that is not whole
+/// GPUs ("nvidia.com/gpu.shared (share)", "nvidia.com/gpu.shared (gpu)" for the GPUs behind the
+/// shares, "nvidia.com/mig-1g.10gb (mig)").
+std::string unitRowLabel(const std::string& deviceClass, const std::string& unit) {
+  if (unit.empty() || (unit == "gpu" && !deviceClass.ends_with(".shared"))) return deviceClass;
+  return deviceClass + " (" + unit + ")";
+}
+
 /// When an incident happened, for ordering: its reconnection, else its disconnection.
 SystemTime incidentTime(const engine::IncidentRecord& i) {
   if (i.reconnectedAt) return *i.reconnectedAt;
@@ -236,12 +244,17 @@ PeriodReport buildPeriodReport(const PeriodData& data, const Options& options) {
     const double share = toSeconds(b - a) / toSeconds(p.to - p.from);
     for (const auto& item : p.items) {
       const double secs = item.gpuSeconds * share;
+      // Units are never added (docs/metrics.md): a row per device class and unit, labelled with
+      // the unit unless it is the whole GPUs of a class that is not shared; the totals (and the
+      // costs per GPU-hour) count whole GPUs only ("" = records written before units).
+      const std::string shown = unitRowLabel(item.deviceClass, item.unit);
+      const bool wholeGpus = item.unit.empty() || item.unit == "gpu";
       if (item.state == "published" || item.state == "usable") {
-        auto& c = capacity[{item.cluster, item.deviceClass}];
+        auto& c = capacity[{item.cluster, shown}];
         c.cluster = item.cluster;
-        c.deviceClass = item.deviceClass;
+        c.deviceClass = shown;
         (item.state == "published" ? c.published : c.usable) += secs;
-        (item.state == "published" ? rep.totals.published : rep.totals.usable) += secs;
+        if (wholeGpus) (item.state == "published" ? rep.totals.published : rep.totals.usable) += secs;
         continue;
       }
       double GpuUse::*field = item.state == "reserved"    ? &GpuUse::reserved
@@ -253,12 +266,12 @@ PeriodReport buildPeriodReport(const PeriodData& data, const Options& options) {
                                  : item.state == "productive" ? &GpuTotals::productive
                                                               : nullptr;
       if (field == nullptr) continue;  // a state this build does not know
-      auto& u = use[{item.cluster, item.clusterQueue, item.deviceClass}];
+      auto& u = use[{item.cluster, item.clusterQueue, shown}];
       u.cluster = item.cluster;
       u.clusterQueue = item.clusterQueue;
-      u.deviceClass = item.deviceClass;
+      u.deviceClass = shown;
       u.*field += secs;
-      rep.totals.*total += secs;
+      if (wholeGpus) rep.totals.*total += secs;
     }
   }
   for (auto& [k, u] : use) rep.gpuUse.push_back(std::move(u));

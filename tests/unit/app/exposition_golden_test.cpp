@@ -220,9 +220,9 @@ TEST_CASE("a ClusterQueue gone for 10 minutes takes its series with it; cluster 
   auto after = p.exposition();
   CHECK(countQueue(after) == 0);
   // What belongs to the cluster is not the queue's: the incident's figures stay.
-  CHECK(after.find("firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\"} 1920") !=
+  CHECK(after.find("firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",unit=\"gpu\"} 1920") !=
         std::string::npos);
-  CHECK(after.find("firstwork_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",phase=\"starting\"} 1440") !=
+  CHECK(after.find("firstwork_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",phase=\"starting\",unit=\"gpu\"} 1440") !=
         std::string::npos);
 
   // Created again under the same name, the queue's counters start from 0: the reservation on the

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "firstwork/core/rfc3339.hpp"
 #include "report_fixtures.hpp"
 
@@ -233,7 +235,7 @@ TEST_CASE("GPU-hours count each recorded period by its share inside the period a
   report::PeriodData d;
   d.period = {t("2026-05-01T10:00:00Z"), t("2026-05-01T11:00:00Z")};
   auto item = [](const char* queue, const char* state, double secs) {
-    return records::GpuSecondsItem{"w1", queue, "nvidia.com/gpu", state, secs};
+    return records::GpuSecondsItem{"w1", queue, "nvidia.com/gpu", "gpu", state, secs};
   };
   d.gpuSeconds.push_back({t("2026-05-01T10:00:00Z"), t("2026-05-01T10:01:00Z"),
                           {item("cq-a", "reserved", 120), item("cq-a", "allocated", 90),
@@ -267,6 +269,35 @@ TEST_CASE("GPU-hours count each recorded period by its share inside the period a
   CHECK_FALSE(z.costs.ownershipCost);  // nothing owned recorded: no figure, not a zero
   CHECK_FALSE(z.costs.costPerProductiveGpuHour);
   CHECK(*z.costs.allocatedValue == 0);
+}
+
+TEST_CASE("GPU-hours keep device classes and units apart; totals and costs count whole GPUs only",
+          "[report][model][gpu][sharing]") {
+  report::PeriodData d;
+  d.period = {t("2026-05-01T10:00:00Z"), t("2026-05-01T11:00:00Z")};
+  // One minute of a worker with 4 exclusive GPUs, a T4 node time-sliced ×4 (8 shares of 2 GPUs)
+  // and 7 MIG instances, as GpuSecondsRecorder writes it (units as in firstwork_gpus).
+  auto item = [](const char* cls, const char* unit, const char* state, double secs) {
+    return records::GpuSecondsItem{"w1", "", cls, unit, state, secs};
+  };
+  d.gpuSeconds.push_back({t("2026-05-01T10:00:00Z"), t("2026-05-01T10:01:00Z"),
+                          {item("nvidia.com/gpu", "gpu", "published", 240),
+                           item("nvidia.com/gpu.shared", "share", "published", 480),
+                           item("nvidia.com/gpu.shared", "gpu", "published", 120),
+                           item("nvidia.com/mig-1g.10gb", "mig", "published", 420)}});
+  report::Options o;
+  o.ownershipCostPerGpuHour = 3;
+  auto r = report::buildPeriodReport(d, o);
+  std::map<std::string, double> rows;
+  for (const auto& c : r.capacity) rows[c.deviceClass] = c.published;
+  CHECK(rows == std::map<std::string, double>{{"nvidia.com/gpu", 240},
+                                              {"nvidia.com/gpu.shared (share)", 480},
+                                              {"nvidia.com/gpu.shared (gpu)", 120},
+                                              {"nvidia.com/mig-1g.10gb (mig)", 420}});
+  // Owned whole GPUs: 240 + 120 (behind the shares) = 360 GPU-s = 0.1 GPU-h × US$3 = US$0.30;
+  // never 240 + 480 + 120 + 420.
+  CHECK(r.totals.published == Approx(360));
+  CHECK(*r.costs.ownershipCost == Approx(0.30));
 }
 
 TEST_CASE("loadPeriod: bounds, the store's own span, unreadable records", "[report][load]") {
