@@ -200,7 +200,8 @@ TEST_CASE("a full disk under the store: errors counted, exporting goes on, nothi
       60s));
   auto after = rig.metrics();
   // reconnection-baseline.yaml: 16 GPUs idle 8 min + 16 GPUs idle 12 min = 320 GPU-min = 19,200 GPU-s.
-  CHECK(sample(after, "firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\"}") == Approx(19200));
+  CHECK(sample(after, "firstwork_recovery_stranded_gpu_seconds_total{cluster=\"worker-1\",device_class=\"nvidia.com/gpu\",unit=\"gpu\"}") ==
+        Approx(19200));
   CHECK(rig.daemon->output().find("store writes recovered") != std::string::npos);
   auto incidents = json::parse(get(rig.base, "/api/v1/incidents"));
   REQUIRE(incidents["items"].size() == 1);
