@@ -229,8 +229,11 @@ std::vector<DeviceNeed> MilestoneEngine::State::devicesOf(const LogicalWorkload&
     for (auto& [requested, left] : remaining) {
       if (n == 0) break;
       if (left == 0) continue;
-      const auto serving = inv.servingClasses(exec, requested);
-      if (std::find(serving.begin(), serving.end(), h.deviceClass) == serving.end()) continue;
+      const auto& also = inv.alsoServedBy(exec, requested);
+      if (h.deviceClass != requested &&
+          std::find(also.begin(), also.end(), h.deviceClass) == also.end()) {
+        continue;
+      }
       const int64_t take = std::min(left, n);
       left -= take;
       n -= take;
@@ -299,7 +302,8 @@ std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& l
       for (const auto& cl : pre) {
         if (!valid(cl, queued, qEnd)) continue;
         for (const auto& need : lw.devices) {
-          for (const auto& cls : inv.servingClasses(cl, need.deviceClass)) {
+          addOne(cl, need.deviceClass, {}, queued, qEnd, &Levels::queued, need.count);
+          for (const auto& cls : inv.alsoServedBy(cl, need.deviceClass)) {
             addOne(cl, cls, {}, queued, qEnd, &Levels::queued, need.count);
           }
         }
@@ -342,9 +346,11 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
       cy.candidates = candidates(lw, *h);
     }
   }
-  for (auto& cy : lw.cycles) {
-    // Pods that end release their devices; what they held stays the cycle's (a partial view
-    // never replaces a fuller one).
+  if (!lw.cycles.empty()) {
+    // Only the current cycle's pods can still change what they hold. Pods that end release
+    // their devices; what they held stays the cycle's (a partial view never replaces a fuller
+    // one).
+    Cycle& cy = lw.cycles.back();
     auto held = heldDevices(lw, cy);
     int64_t now = 0, before = 0;
     for (const auto& d : held) now += d.count;
@@ -390,7 +396,7 @@ void MilestoneEngine::State::checkCapacity(LogicalWorkload& lw, Cycle& cy) {
   for (const auto& need : lw.devices) {
     // Enough free devices in any class that can serve the request is capacity.
     bool enough = false;
-    for (const auto& cls : inv.servingClasses(exec, need.deviceClass)) {
+    for (const auto& cls : inv.servingClasses(exec, need.deviceClass)) {  // once per cycle
       Levels l = levelsAt(exec, cls, *t);
       for (const auto& iv : lw.intervals) {  // leave out this workload's own contribution
         if (iv.node.empty() && iv.cluster == exec && iv.deviceClass == cls && iv.from <= *t &&

@@ -709,16 +709,19 @@ InventorySnapshot Inventory::snapshot() const {
 // ---------------------------------------------------------------------------------------------
 // Lookups for the engine
 
+const std::vector<std::string>& Inventory::alsoServedBy(std::string_view cluster_name,
+                                                        std::string_view requestClass) const {
+  static const std::vector<std::string> kNone;
+  const ClusterState* state = fresh(cluster_name);
+  if (state == nullptr) return kNone;
+  auto it = state->serving.find(requestClass);
+  return it == state->serving.end() ? kNone : it->second;
+}
+
 std::vector<std::string> Inventory::servingClasses(std::string_view cluster_name,
                                                    std::string_view requestClass) const {
   std::vector<std::string> out{std::string(requestClass)};
-  const ClusterState* state = fresh(cluster_name);
-  if (state == nullptr) return out;
-  auto it = state->serving.find(requestClass);
-  if (it == state->serving.end()) return out;
-  for (const auto& c : it->second) {
-    if (c != requestClass) out.push_back(c);
-  }
+  for (const auto& c : alsoServedBy(cluster_name, requestClass)) out.push_back(c);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -344,6 +344,11 @@ class Inventory {
   /// mig.strategy=single node as a MIG instance). Sorted.
   std::vector<std::string> servingClasses(std::string_view cluster,
                                           std::string_view requestClass) const;
+  /// servingClasses without `requestClass` itself and without allocating (the engine asks for
+  /// every waiting workload at every settle): a reference into the cluster's cache, valid until
+  /// the next inventory event.
+  const std::vector<std::string>& alsoServedBy(std::string_view cluster,
+                                               std::string_view requestClass) const;
   /// Usable devices behind share class `deviceClass` per usable node of `cluster` (empty for
   /// classes that are not shares).
   std::map<std::string, int64_t, std::less<>> physicalUsableByNode(
