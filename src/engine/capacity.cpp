@@ -204,9 +204,9 @@ std::vector<HeldDevices> MilestoneEngine::State::heldDevices(const LogicalWorklo
   std::map<std::pair<std::string, std::string>, int64_t> held;
   const std::string exec = executionCluster(lw, cy);
   for (const PodRecord* p : cyclePods(lw, cy, false)) {
-    if (p->obj.nodeName.empty()) continue;
+    if (p->obj->nodeName.empty()) continue;
     for (const auto& d : inv.podDevices(exec, p->obj).devices) {
-      if (d.allocated) held[{d.deviceClass, p->obj.nodeName}] += d.count;
+      if (d.allocated) held[{d.deviceClass, p->obj->nodeName}] += d.count;
     }
   }
   std::vector<HeldDevices> out;
