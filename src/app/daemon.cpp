@@ -379,7 +379,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (!s.ok()) return Error{s.error()};
     store = std::move(*s);
     // Incidents that were still open when the daemon stopped go on being measured.
-    auto open = store->query({records::kIncidentKind, "", "", {}, {}, 100000});
+    auto open = store->query({records::kIncidentKind, "", "", {}, {}, 100000, {}, {}});
     if (!open.ok()) return Error{open.error()};
     for (const auto& r : *open) {
       auto inc = records::incidentFromJson(r.body);
@@ -389,11 +389,59 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     }
     // Reclaims still pending go on to complete or fail, and keep their victims' lost work: the
     // victims' interrupted pods are usually gone by the relist, so it cannot be derived again.
-    auto reclaims = store->query({records::kReclaimKind, "", "", {}, {}, 100000});
+    auto reclaims = store->query({records::kReclaimKind, "", "", {}, {}, 100000, {}, {}});
     if (!reclaims.ok()) return Error{reclaims.error()};
     for (const auto& r : *reclaims) {
       auto rec = records::reclaimFromJson(r.body);
       if (rec && rec->outcome == engine::ReclaimOutcome::Pending) engine.restoreReclaim(*rec);
+    }
+    return restoreEvictedCycles();
+  }
+
+  /// Cycles evicted but not released when the daemon stopped: a Workload requeued meanwhile no
+  /// longer shows them, so their release and lost work would be lost (found by the fault soak,
+  /// reclaim seed 4251). Milestone keys are ms/<cluster>/<uid>/<cycle>/<milestone>.
+  Status restoreEvictedCycles() {
+    store::Query evictedQuery;
+    evictedQuery.kind = records::kMilestoneKind;
+    evictedQuery.keySuffix = "/evicted";
+    evictedQuery.limit = 100000;
+    auto evicted = store->query(evictedQuery);
+    if (!evicted.ok()) return Error{evicted.error()};
+    for (const auto& e : *evicted) {
+      const std::string prefix = e.key.substr(0, e.key.size() - std::string_view("evicted").size());
+      bool ended = false;
+      for (const char* end : {"released", "finished"}) {
+        auto has = store->contains(records::kMilestoneKind, prefix + end);
+        if (!has.ok()) return Error{has.error()};
+        ended = ended || *has;
+      }
+      if (ended) continue;
+      store::Query cycleQuery;
+      cycleQuery.kind = records::kMilestoneKind;
+      cycleQuery.keyPrefix = prefix;
+      auto stored = store->query(cycleQuery);
+      if (!stored.ok()) return Error{stored.error()};
+      std::vector<engine::MilestoneRecord> cycle;
+      for (const auto& r : *stored) {
+        auto m = records::milestoneFromJson(r.body);
+        auto kind = m ? engine::milestoneFromName(m->milestone) : std::nullopt;
+        if (!kind) continue;
+        engine::MilestoneRecord mr;
+        mr.key = r.key;
+        mr.workload = m->workload;
+        mr.cycleId = m->cycleId;
+        mr.milestone = *kind;
+        mr.eventTime = m->eventTime;
+        mr.observedAt = m->eventTime;
+        mr.executionCluster = m->executionCluster;
+        mr.signal = m->signal;
+        mr.proxy = m->proxy;
+        mr.reason = m->reason;
+        mr.gpus = m->gpus;
+        cycle.push_back(std::move(mr));
+      }
+      engine.restoreCycle(cycle);
     }
     return Ok{};
   }

@@ -334,6 +334,61 @@ void MilestoneEngine::State::deriveCycles(LogicalWorkload& lw, const LocalWorklo
   fillCycle(lw, lw.cycles.back(), h, std::nullopt);
 }
 
+// --- restored cycles --------------------------------------------------------------------------
+
+// A cycle evicted but not released when the previous process stopped. Once the Workload is
+// requeued its object shows only the new cycle, so without this a restart between eviction and
+// release loses the old cycle's release (and evicted_to_released) and its lost work: with it, the
+// relisted object's QuotaReserved=False/Requeued conditions finish the old cycle exactly as an
+// uninterrupted process would have (deriveCycles). What was restored was committed, i.e. emitted.
+void MilestoneEngine::State::restoreCycle(const std::vector<MilestoneRecord>& milestones) {
+  if (milestones.empty()) return;
+  const MilestoneRecord& first = milestones.front();
+  if (first.workload.uid.empty() || first.cycleId.empty() || cluster(first.workload.cluster) == nullptr) {
+    return;
+  }
+  Cycle cy;
+  cy.id = first.cycleId;
+  cy.restored = true;
+  cy.capacityChecked = true;  // judged (and recorded) by the previous process
+  cy.clusterQueue = first.workload.clusterQueue;
+  for (const auto& r : milestones) {
+    if (r.workload.cluster != first.workload.cluster || r.workload.uid != first.workload.uid ||
+        r.cycleId != cy.id) {
+      continue;
+    }
+    MilestoneValue v;
+    v.eventTime = r.eventTime;
+    v.observedAt = r.observedAt;
+    v.cluster = r.executionCluster;
+    v.resource = r.resource;
+    v.signal = r.signal;
+    v.proxy = r.proxy;
+    v.reason = r.reason;
+    v.preemptorUid = r.preemptorUid;
+    v.emitted = true;
+    if (r.milestone == Milestone::Dispatched) cy.dispatchedCluster = r.executionCluster;
+    if (cy.clusterQueue.empty()) cy.clusterQueue = r.workload.clusterQueue;
+    cy.set(r.milestone, std::move(v));
+  }
+  // Only what a restart cannot derive again: an evicted cycle still holding quota. Its queued
+  // milestone is its identity (deriveCycles compares it with the object's current cycle).
+  if (!cy.has(Milestone::Queued) || !cy.has(Milestone::Evicted) || cy.has(Milestone::Released) ||
+      cy.has(Milestone::Finished)) {
+    return;
+  }
+  for (const auto& def : kStages) {
+    cy.stageEmitted[static_cast<size_t>(def.stage)] = cy.has(def.from) && cy.has(def.to);
+  }
+  cy.reservationToFirstWorkEmitted = cy.has(Milestone::Reserved) && cy.has(Milestone::FirstWork);
+  const std::string key = nsName(first.workload.cluster, first.workload.uid);
+  auto it = restoredCycles.find(key);
+  // One per workload: the latest (an earlier one was released in a way the store missed).
+  if (it == restoredCycles.end() || *it->second.time(Milestone::Queued) < *cy.time(Milestone::Queued)) {
+    restoredCycles[key] = std::move(cy);
+  }
+}
+
 // --- pod-side milestones ----------------------------------------------------------------------
 
 void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {

@@ -162,6 +162,11 @@ void MilestoneEngine::State::onProbe(ClusterData& c, bool connected, SystemTime 
     }
     // Objects of this cluster may have arrived with past timestamps: look again at everything.
     for (auto& [key, lw] : logical) dirty.insert(key);
+    // Its Workloads are all listed: a restored cycle whose Workload is not among them went while
+    // the daemon was down (nothing tells when).
+    std::erase_if(restoredCycles, [&](const auto& r) {
+      return r.first.compare(0, c.config.name.size() + 1, c.config.name + "/") == 0;
+    });
     return;
   }
   c.probe = ProbeState::Disconnected;

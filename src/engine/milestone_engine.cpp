@@ -139,6 +139,10 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
       lw.cluster = c.config.name;
       lw.uid = m.uid;
       lw.multikueue = c.config.role == ClusterRole::Management;
+      if (auto r = restoredCycles.find(key); r != restoredCycles.end()) {
+        lw.cycles.push_back(std::move(r->second));
+        restoredCycles.erase(r);
+      }
       // Copies that arrived before their manager.
       for (auto& [name, other] : clusters) {
         if (other.config.role != ClusterRole::Worker || !lw.multikueue) continue;
@@ -725,6 +729,10 @@ void MilestoneEngine::restoreIncident(const IncidentRecord& incident) {
 }
 
 void MilestoneEngine::restoreReclaim(const ReclaimRecord& reclaim) { s_->restoreReclaim(reclaim); }
+
+void MilestoneEngine::restoreCycle(const std::vector<MilestoneRecord>& milestones) {
+  s_->restoreCycle(milestones);
+}
 
 Outputs MilestoneEngine::advance(SystemTime now) {
   State& s = *s_;

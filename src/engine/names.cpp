@@ -26,6 +26,13 @@ std::string_view milestoneName(Milestone milestone) {
   return pick(kNames, milestone);
 }
 
+std::optional<Milestone> milestoneFromName(std::string_view name) {
+  for (size_t i = 0; i < kMilestoneCount; ++i) {
+    if (milestoneName(static_cast<Milestone>(i)) == name) return static_cast<Milestone>(i);
+  }
+  return std::nullopt;
+}
+
 std::string_view stageName(Stage stage) {
   static constexpr std::array<std::string_view, kStageCount> kNames{
       "queued_to_reserved",      "reserved_to_dispatched", "reconnect_to_dispatched",

@@ -69,22 +69,40 @@ void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
   // work when the cycle's quota was released. A cycle this process first sees already released
   // was therefore counted there and is not counted again (the counter restarts from 0, so this
   // is what keeps restarts from double counting); one it first sees still holding quota was not,
-  // and is counted here at its release like any other.
+  // and is counted here at its release like any other — and so is a cycle restored as evicted
+  // but not released (restoreCycle), whose pods this process usually never sees: the previous
+  // process's figure for the victim stands then.
   auto restored = restoredVictimEvictions.find({lw.key, unixMillis(evicted)});
   const bool last = &cy == &lw.cycles.back();
   if (!(cy.has(Milestone::Released) || cy.has(Milestone::Finished) || !last || lw.deleted)) {
-    if (restored != restoredVictimEvictions.end()) restoredVictimEvictions.erase(restored);
+    if (restored != restoredVictimEvictions.end() && !cy.restored) restoredVictimEvictions.erase(restored);
     return;
   }
+  const bool podsKnown = !cyclePods(lw, cy, true).empty();
+  std::optional<double> stored;
   if (restored != restoredVictimEvictions.end()) {
+    if (!cy.restored) {
+      cy.interruptedCounted = true;
+      return;
+    }
+    if (!podsKnown) stored = restored->second;
+  }
+  // A restored cycle whose pods went while the daemon was down and that no reclaim recorded:
+  // its checkpoints are unknown, and first work alone would overstate the loss.
+  if (cy.restored && !podsKnown && !stored) {
     cy.interruptedCounted = true;
     return;
   }
-  if (lw.devices.empty() && lw.devicesUnresolved) return;
+  if (!stored && lw.devices.empty() && lw.devicesUnresolved) return;
   cy.interruptedCounted = true;
-  auto since = workSince(lw, cy, evicted);
-  if (!since || !(*since < evicted)) return;
-  const double secs = static_cast<double>(totalDevices(lw)) * toSeconds(evicted - *since);
+  double secs = 0;
+  if (stored) {
+    secs = *stored;
+  } else {
+    auto since = workSince(lw, cy, evicted);
+    if (!since || !(*since < evicted)) return;
+    secs = static_cast<double>(totalDevices(lw)) * toSeconds(evicted - *since);
+  }
   if (secs <= 0) return;
   const MilestoneValue* pre = cy.get(Milestone::Preempted);
   const std::string reason = pre != nullptr && !pre->reason.empty()
@@ -173,6 +191,7 @@ ReclaimVictim MilestoneEngine::State::victimFigures(const VictimRef& v) const {
   out.cluster = v.cluster;
   out.reason = v.reason;
   out.evictedAt = v.evictedAt;
+  bool podsKnown = false;
   auto it = logical.find(v.victimLogical);
   if (it != logical.end()) {
     const LogicalWorkload& lw = it->second;
@@ -186,15 +205,18 @@ ReclaimVictim MilestoneEngine::State::victimFigures(const VictimRef& v) const {
     }
     out.workload = ref(lw, cy);
     out.gpus = totalDevices(lw);
-    if (cy != nullptr) out.workSince = workSince(lw, *cy, v.evictedAt);
+    podsKnown = cy != nullptr && !cyclePods(lw, *cy, true).empty();
+    // A restored cycle without its pods knows its first work but not its checkpoints.
+    if (cy != nullptr && (podsKnown || !cy->restored)) out.workSince = workSince(lw, *cy, v.evictedAt);
     if (out.workSince && *out.workSince < v.evictedAt) {
       out.interruptedGpuSeconds =
           static_cast<double>(out.gpus) * toSeconds(v.evictedAt - *out.workSince);
     }
   }
   // After a restart the interrupted cycle's pods (first work, checkpoints) are usually gone:
-  // without a workSince from the objects, the figures the previous process derived stand.
-  if (v.restored && !out.workSince) return *v.restored;
+  // without them (a restored cycle still knows its first work, not its checkpoints) or without a
+  // workSince from the objects, the figures the previous process derived stand.
+  if (v.restored && (!out.workSince || !podsKnown)) return *v.restored;
   return out;
 }
 
@@ -224,7 +246,8 @@ void MilestoneEngine::State::restoreReclaim(const ReclaimRecord& rec) {
     vr.evictedAt = v.evictedAt;
     vr.workload = v.workload;
     vr.restored = v;
-    restoredVictimEvictions.emplace(vr.victimLogical, unixMillis(vr.evictedAt));
+    restoredVictimEvictions.emplace(std::make_pair(vr.victimLogical, unixMillis(vr.evictedAt)),
+                                    v.interruptedGpuSeconds);
     r.victims.push_back(std::move(vr));
   }
   reclaims.emplace(rec.id, std::move(r));

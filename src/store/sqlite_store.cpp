@@ -183,6 +183,9 @@ class SqliteStore final : public Store {
     if (!q.clusterQueue.empty()) sql += " AND cluster_queue=?3";
     if (q.since) sql += " AND time_ms>=?4";
     if (q.until) sql += " AND time_ms<?5";
+    // A key range (the primary key's index) rather than LIKE, whose wildcards keys may contain.
+    if (!q.keyPrefix.empty()) sql += " AND key>=?7 AND key<?7||char(1114111)";
+    if (!q.keySuffix.empty()) sql += " AND substr(key,-length(?8))=?8";
     sql += " ORDER BY time_ms, key LIMIT ?6;";
     Stmt st(db_, sql.c_str());
     if (!st.ok()) return error("prepare query");
@@ -192,6 +195,8 @@ class SqliteStore final : public Store {
     if (q.since) st.integer(4, toMillis(*q.since));
     if (q.until) st.integer(5, toMillis(*q.until));
     st.integer(6, static_cast<int64_t>(q.limit));
+    if (!q.keyPrefix.empty()) st.text(7, q.keyPrefix);
+    if (!q.keySuffix.empty()) st.text(8, q.keySuffix);
     std::vector<Record> out;
     int rc;
     while ((rc = st.step()) == SQLITE_ROW) {
@@ -273,6 +278,7 @@ class MemoryStore final : public Store {
       if (!q.clusterQueue.empty() && r.clusterQueue != q.clusterQueue) continue;
       if (q.since && r.time < *q.since) continue;
       if (q.until && r.time >= *q.until) continue;
+      if (!r.key.starts_with(q.keyPrefix) || !r.key.ends_with(q.keySuffix)) continue;
       out.push_back(r);
     }
     std::sort(out.begin(), out.end(), [](const Record& a, const Record& b) {

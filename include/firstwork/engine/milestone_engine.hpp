@@ -75,6 +75,18 @@ class MilestoneEngine {
   /// counted by the previous process and is NOT counted again; one first seen still holding
   /// quota (the daemon died between eviction and release) is counted here at its release.
   void restoreReclaim(const ReclaimRecord& reclaim);
+  /// Re-opens an admission cycle that was evicted but not yet released when the daemon stopped,
+  /// from its stored milestones (all of one workload's cycle: same workload cluster/uid and
+  /// cycleId; others are ignored). A Workload requeued meanwhile shows only its new cycle, so
+  /// without this the old cycle's release, evicted_to_released and lost work would be lost; with
+  /// it the relisted object finishes the old cycle as an uninterrupted process would have. The
+  /// restored milestones count as emitted. Ignored unless the records include queued and evicted
+  /// and neither released nor finished, or for an unknown cluster. Held until the workload's
+  /// home cluster reports onConnection(true) (all listed): a Workload not listed by then is gone.
+  /// Call before the first advance; the cycle's lost work then counts at its release with the
+  /// restored reclaim's figure for the victim (restoreReclaim first), and is not counted without
+  /// one when the cycle's pods are gone (their checkpoints are unknown).
+  void restoreCycle(const std::vector<MilestoneRecord>& milestones);
   /// Processes what was fed since the last call, runs time-driven logic up to `now` (stuck,
   /// budgets, incident closes, live integrals) and returns everything produced since the last call.
   Outputs advance(SystemTime now);

@@ -54,6 +54,8 @@ inline constexpr size_t kMilestoneCount = 11;
 /// "queued" | "reserved" | "dispatched" | "admitted" | "scheduled" | "running" | "first_work" |
 /// "evicted" | "preempted" | "released" | "finished".
 std::string_view milestoneName(Milestone milestone);
+/// The milestone milestoneName() names; nullopt for any other string.
+std::optional<Milestone> milestoneFromName(std::string_view name);
 
 /// `stage` label of firstwork_stage_seconds.
 enum class Stage : uint8_t {

@@ -39,6 +39,8 @@ struct Query {
   std::optional<SystemTime> since;
   std::optional<SystemTime> until;
   size_t limit = 10000;
+  std::string keyPrefix;  // empty: any key
+  std::string keySuffix;  // empty: any key
 };
 
 /// Durable record of milestones, observations, incidents and reclaims (seam; SQLite in

@@ -132,6 +132,9 @@ struct Cycle {
   bool capacityChecked = false;
   bool withoutCapacity = false;
   bool interruptedCounted = false;
+  /// Restored from the store (restoreCycle): evicted, not yet released when the previous process
+  /// stopped, so that process did not count its lost work.
+  bool restored = false;
   std::optional<StuckReason> stuck;
   std::optional<SystemTime> excludedFrom;  // workload-caused stuck: out of incident figures from here
   std::vector<IncidentLink> incidents;
@@ -358,9 +361,13 @@ struct MilestoneEngine::State {
   // Reclaims.
   std::map<std::string, Reclaim> reclaims;  // id →
   std::vector<PendingVictim> pendingVictims;
-  // (victim LW key, evicted Unix ms) of victims restored from a previous process (their cycle id
-  // is not always stored): see countInterrupted.
-  std::set<std::pair<std::string, int64_t>> restoredVictimEvictions;
+  // (victim LW key, evicted Unix ms) → the interrupted GPU-seconds the previous process derived,
+  // of victims restored from a previous process (their cycle id is not always stored): see
+  // countInterrupted.
+  std::map<std::pair<std::string, int64_t>, double> restoredVictimEvictions;
+  // Cycles restored from the store (restoreCycle) by logical workload key, until their Workload
+  // is listed (linkWorkload adopts them) or its home cluster has listed without it.
+  std::map<std::string, Cycle> restoredCycles;
 
   // Counters.
   std::map<std::tuple<std::string, std::string, StrandedPhase>, double> strandedSeconds;
@@ -416,6 +423,7 @@ struct MilestoneEngine::State {
   void emitMilestones(LogicalWorkload& lw, Cycle& cy);
   void emitStages(LogicalWorkload& lw, Cycle& cy);
   void emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy);
+  void restoreCycle(const std::vector<MilestoneRecord>& milestones);
   std::vector<const PodRecord*> cyclePods(const LogicalWorkload& lw, const Cycle& cy,
                                           bool includeDeleted) const;
   std::string executionCluster(const LogicalWorkload& lw, const Cycle& cy) const;

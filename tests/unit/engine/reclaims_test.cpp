@@ -428,3 +428,60 @@ TEST_CASE("A victim released only after the restart is counted by the new proces
     CHECK(r->interruptedGpuSeconds == Approx(630));
   }
 }
+
+// Found by the fault soak (reclaim, seed 4251): killed between the victims' eviction and their
+// release, restarted after it. The relisted victims are requeued and show only their new cycle,
+// so the new process lost the evicted cycles' release, evicted_to_released and lost work; with
+// the evicted cycles restored from their stored milestones it finishes them as A would have.
+TEST_CASE("A cycle evicted before the restart and released after it is finished by the new process", "[engine][restart]") {
+  // Killed at +40 s: victims evicted at +30 s; their pods go at +55 s and quota at +60 s.
+  Harness a = killedAt(seconds(40));
+  CHECK(interruptedTotal(a.e.snapshot()) == 0);
+  Harness b(standaloneConfig("c1"));
+  for (int k = 1; k <= 4; ++k) {
+    auto r = a.reclaim(reclaimId(k));
+    REQUIRE(r);
+    b.e.restoreReclaim(*r);
+    auto stored = a.milestones("b-run-" + std::to_string(8 + k));
+    REQUIRE(!stored.empty());
+    REQUIRE(!a.milestone("b-run-" + std::to_string(8 + k), Milestone::Released));
+    b.e.restoreCycle(stored);
+  }
+  // A cycle that was not evicted is not restored (the relisted object shows it): b-run-1 keeps
+  // one cycle, its milestones not emitted again.
+  b.e.restoreCycle(a.milestones("b-run-1"));
+  // B starts at +100 s: the victims are requeued, their pods gone.
+  play(b, restartedAt(reclaimDrill(seconds(720)), kKill), {seconds(2400)});
+  const std::string cycle = ms(at(seconds(-2400)));  // created −2400 s: the evicted cycle's id
+  for (int k = 1; k <= 4; ++k) {
+    const std::string uid = "b-run-" + std::to_string(8 + k);
+    INFO(uid);
+    auto rel = b.milestone(uid, Milestone::Released, 0);
+    REQUIRE(rel);
+    CHECK(rel->cycleId == cycle);
+    CHECK(rel->eventTime == at(seconds(60)));
+    CHECK(rel->reason == "PendingEvaluation");
+    // Restored milestones were committed by A: not emitted again.
+    CHECK(!b.milestone(uid, Milestone::Evicted, 0));
+    CHECK(!b.milestone(uid, Milestone::Reserved, 0));
+    // The new cycle started at the requeue (+60 s).
+    auto queued = b.milestone(uid, Milestone::Queued, 1);
+    REQUIRE(queued);
+    CHECK(queued->eventTime == at(seconds(60)));
+    // evicted_to_released = 60 − 30 = 30 s.
+    auto stage = b.observation("obs/stage/evicted_to_released/c1/" + uid + "/" + cycle);
+    REQUIRE(stage);
+    CHECK(stage->seconds == Approx(30));
+    CHECK(!b.observation("obs/stage/queued_to_reserved/c1/" + uid + "/" + cycle));
+    auto r = b.reclaim(reclaimId(k));
+    REQUIRE(r);
+    CHECK(r->outcome == ReclaimOutcome::Completed);
+    REQUIRE(r->victims.size() == 1);
+    CHECK(r->victims[0].interruptedGpuSeconds == Approx(630));  // 1 GPU × (30 − (−600)) s
+  }
+  CHECK(b.milestone("b-run-1", Milestone::Reserved, 0));
+  CHECK(!b.milestone("b-run-1", Milestone::Queued, 1));
+  // A counted nothing (no release yet); B counts each victim once at its release, with A's figure
+  // (B never sees the pods and their −600 s checkpoints): 4 × 630 = 2,520 GPU-seconds.
+  CHECK(interruptedTotal(b.e.snapshot()) == Approx(2520));
+}

@@ -53,26 +53,48 @@ void checkSemantics(Store& s) {
   REQUIRE(changed.ok());
   CHECK(*changed == std::vector<bool>{true});
 
-  auto obs = s.query({"observation", "", "", {}, {}, 100});
+  auto obs = s.query({"observation", "", "", {}, {}, 100, {}, {}});
   REQUIRE(obs.ok());
   REQUIRE(obs->size() == 3);
   CHECK((*obs)[0].key == "a");
   CHECK((*obs)[0].body == "{}");  // InsertOnce kept the original
   CHECK((*obs)[2].key == "c");
-  auto since = s.query({"observation", "", "", at(15), at(30), 100});
+  auto since = s.query({"observation", "", "", at(15), at(30), 100, {}, {}});
   REQUIRE(since.ok());
   REQUIRE(since->size() == 1);  // [15, 30): only b
   CHECK((*since)[0].key == "b");
-  auto inc = s.query({"incident", "w1", "cq", {}, {}, 100});
+  auto inc = s.query({"incident", "w1", "cq", {}, {}, 100, {}, {}});
   REQUIRE(inc.ok());
   REQUIRE(inc->size() == 1);
   CHECK((*inc)[0].body == "{\"outcome\":\"recovered\"}");
-  CHECK(s.query({"incident", "w2", "", {}, {}, 100})->empty());
+  CHECK(s.query({"incident", "w2", "", {}, {}, 100, {}, {}})->empty());
   CHECK(*s.contains("observation", "b"));
   CHECK_FALSE(*s.contains("observation", "zz"));
-  auto pruned = s.prune(at(20));  // a (10) and i1 (5) go
+  // Key prefix / suffix (restart: a cycle's milestones, evicted milestones). A prefix is not a
+  // LIKE pattern: "%" and "_" in it are plain characters.
+  REQUIRE(s.commit({rec("milestone", "ms/w1/u1/7/evicted", 1), rec("milestone", "ms/w1/u1/7/queued", 2),
+                    rec("milestone", "ms/w1/u1/70/evicted", 3), rec("milestone", "ms/w1/u_/7/evicted", 4)})
+              .ok());
+  auto keys = [&](std::string prefix, std::string suffix) {
+    Query q;
+    q.kind = "milestone";
+    q.keyPrefix = std::move(prefix);
+    q.keySuffix = std::move(suffix);
+    auto found = s.query(q);
+    REQUIRE(found.ok());
+    std::vector<std::string> out;
+    for (const auto& r : found.value()) out.push_back(r.key);
+    return out;
+  };
+  CHECK(keys("ms/w1/u1/7/", "") == std::vector<std::string>{"ms/w1/u1/7/evicted", "ms/w1/u1/7/queued"});
+  CHECK(keys("", "/evicted") ==
+        std::vector<std::string>{"ms/w1/u1/7/evicted", "ms/w1/u1/70/evicted", "ms/w1/u_/7/evicted"});
+  CHECK(keys("ms/w1/u_/", "/evicted") == std::vector<std::string>{"ms/w1/u_/7/evicted"});
+  CHECK(keys("ms/w1/u1/", "/queued") == std::vector<std::string>{"ms/w1/u1/7/queued"});
+  CHECK(keys("ms/w2/", "").empty());
+  auto pruned = s.prune(at(20));  // a (10), i1 (5) and the four milestones (1-4) go
   REQUIRE(pruned.ok());
-  CHECK(*pruned == 2);
+  CHECK(*pruned == 6);
   CHECK_FALSE(*s.contains("observation", "a"));
   CHECK(*s.contains("observation", "b"));
 }
@@ -189,6 +211,6 @@ TEST_CASE("Every commit acknowledged before a SIGKILL survives it", "[store]") {
     for (int j = 0; j < 5; ++j)
       REQUIRE(*(*s)->contains("observation", std::to_string(i) + "-" + std::to_string(j)));
   // Transactions are all-or-nothing: the batch in flight is either whole or absent.
-  int n = static_cast<int>((*s)->query({"observation", "", "", {}, {}, 1000000})->size());
+  int n = static_cast<int>((*s)->query({"observation", "", "", {}, {}, 1000000, {}, {}})->size());
   CHECK(n % 5 == 0);
 }
