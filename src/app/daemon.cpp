@@ -260,7 +260,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     commitPending();
     if (tick) {
       const auto inventory = engine.inventory().snapshot();
-      engineMetrics.apply(*snap, inventory);
+      engineMetrics.apply(*snap, inventory, clock.monotonicNow());
       warnUnclassified(inventory);
       updateReadiness();
       pruneIfDue(now);

@@ -23,7 +23,10 @@ namespace {
 
 using Labels = std::map<std::string, std::string>;
 
-/// How long a ClusterQueue must be gone before its series are removed.
+/// How long a ClusterQueue must be gone before its series are removed, in real (monotonic) time:
+/// the grace is about the operator re-applying a queue, and the snapshots' event-time clock can
+/// run scaled (firstworkd demo plays drills 120-240x fast, where 10 snapshot minutes are seconds
+/// and the next drill's re-created queue lost its histograms) or jump (a skewed cluster clock).
 constexpr std::chrono::minutes kQueueGrace{10};
 
 
@@ -198,7 +201,7 @@ struct EngineMetrics::State {
       queueHistograms;
   std::map<std::string, std::set<prometheus::Counter*>> queueReclaims;
   std::set<std::string> knownQueues;            // ClusterQueues in the last snapshot
-  std::map<std::string, SystemTime> missingSince;  // known once, absent since
+  std::map<std::string, MonotonicTime> missingSince;  // known once, absent since (real time)
   std::set<std::string> goneQueues;  // absent for kQueueGrace: their series are dropped
 
   prometheus::Histogram& queueHistogram(prometheus::Family<prometheus::Histogram>& family,
@@ -218,7 +221,7 @@ struct EngineMetrics::State {
   /// kQueueGrace has its fact-fed series removed (the snapshot-fed ones are skipped while it is
   /// gone). The grace keeps a queue that is deleted and re-applied (GitOps, a re-install) from
   /// resetting its histograms.
-  void trackQueues(const std::vector<std::string>& now, SystemTime at) {
+  void trackQueues(const std::vector<std::string>& now, MonotonicTime at) {
     std::set<std::string> current(now.begin(), now.end());
     for (const auto& q : knownQueues)
       if (!current.count(q)) missingSince.emplace(q, at);
@@ -348,9 +351,10 @@ void EngineMetrics::duplicateExecution(std::string_view cluster) {
   s_->duplicatesTotal.Add({{"cluster", std::string(cluster)}}).Increment();
 }
 
-void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventorySnapshot& inv) {
+void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventorySnapshot& inv,
+                          MonotonicTime steadyNow) {
   auto& s = *s_;
-  s.trackQueues(e.clusterQueues, e.at);
+  s.trackQueues(e.clusterQueues, steadyNow);
   s.strandedGpus.begin();
   for (const auto& g : e.stranded)
     s.strandedGpus.set({{"cluster", g.cluster},

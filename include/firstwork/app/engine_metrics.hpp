@@ -3,6 +3,8 @@
 #include <string_view>
 #include <vector>
 
+#include "firstwork/core/clock.hpp"
+
 namespace prometheus {
 class Registry;
 }
@@ -33,8 +35,9 @@ namespace firstwork::app {
 ///  * Gauges and the live integrals (stranded and GPU-seconds) are set from snapshots: gauges
 ///    take the snapshot's value, counters grow by the snapshot's increase. A label set missing from
 ///    a snapshot has its series removed, so series go away with their cluster, queue or class.
-///  * A ClusterQueue absent from the snapshots for 10 minutes (deleted, not re-applied) takes
-///    every series labelled with it along, the fact-fed histograms and reclaim counters included.
+///  * A ClusterQueue absent from the snapshots for 10 minutes of real (monotonic) time — deleted,
+///    not re-applied — takes every series labelled with it along, the fact-fed histograms and
+///    reclaim counters included.
 /// Single-threaded writer (the event loop); scrapes read through the registry.
 class EngineMetrics {
  public:
@@ -67,8 +70,11 @@ class EngineMetrics {
   /// get the `multikueue` outage histogram; every such cluster the `probe` one.
   void initCluster(std::string_view cluster, bool multikueueWorker);
 
-  /// Gauges and live counters from the engine's and the inventory's snapshots.
-  void apply(const engine::Snapshot& engine, const inventory::InventorySnapshot& inventory);
+  /// Gauges and live counters from the engine's and the inventory's snapshots. `steadyNow`
+  /// (Clock::monotonicNow) judges how long a ClusterQueue has been gone: not the snapshot's time,
+  /// which runs scaled in the demo.
+  void apply(const engine::Snapshot& engine, const inventory::InventorySnapshot& inventory,
+             MonotonicTime steadyNow);
 
  private:
   struct State;

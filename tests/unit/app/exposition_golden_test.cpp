@@ -117,7 +117,10 @@ struct Pipeline {
     }
     REQUIRE(current.has_value());
     step(*current);
-    metrics.apply(engine.snapshot(), engine.inventory().snapshot());
+    // Replayed in real time: the monotonic clock advances with the stream.
+    metrics.apply(engine.snapshot(), engine.inventory().snapshot(),
+                  MonotonicTime(std::chrono::duration_cast<MonotonicTime::duration>(
+                      current->time_since_epoch())));
   }
 
   std::string exposition() const {
@@ -234,7 +237,7 @@ TEST_CASE("a ClusterQueue gone for 10 minutes takes its series with it; cluster 
                         {"event", {{"type", "ADDED"}, {"object", cq}}}};
   p.play(add.dump() + "\n");
   CHECK(p.exposition().find("firstwork_gpu_seconds_total{cluster=\"manager\",cluster_queue=\"train-cq\","
-                            "device_class=\"nvidia.com/gpu\",state=\"reserved\"} 0\n") !=
+                            "device_class=\"nvidia.com/gpu\",state=\"reserved\",unit=\"gpu\"} 0\n") !=
         std::string::npos);
   fs::remove_all(storePath.parent_path());
 }
