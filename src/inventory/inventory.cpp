@@ -100,13 +100,11 @@ Inventory::ClusterState& Inventory::cluster(std::string_view name) {
   return it->second;
 }
 
-void Inventory::markChanged(ClusterState& state, Change change) {
-  state.figuresDirty = true;
-  switch (change) {
-    case Change::Base: state.baseDirty = true; break;
-    case Change::Pods: state.extendedDirty = true; break;
-    case Change::Claims: state.draDirty = true; break;
-    case Change::Figures: break;
+void Inventory::markNodeChanged(ClusterState& state, const std::string& node) {
+  state.dirtyNodes.insert_or_assign(node, true);
+  // The node's verdict (ready, cordoned, tainted) applies to the DRA devices its slices publish.
+  if (auto it = state.poolsByNode.find(node); it != state.poolsByNode.end()) {
+    state.dirtyPools.insert(it->second.begin(), it->second.end());
   }
 }
 
@@ -121,9 +119,13 @@ const Inventory::ClusterState* Inventory::findCluster(std::string_view name) con
 bool Inventory::onSlice(std::string_view cluster_name, model::EventType type,
                         const model::ResourceSlice& slice, SystemTime at) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
-  const bool ok = tracker_.onSlice(cluster_name, type, slice, at);
-  if (ok) markChanged(cluster(cluster_name), Change::Base);
-  return ok;
+  // The pool the slice leaves (deleted, or moved by an update) and the pool it is in now.
+  auto before = tracker_.poolOfSlice(cluster_name, slice.meta.name);
+  if (!tracker_.onSlice(cluster_name, type, slice, at)) return false;
+  ClusterState& state = cluster(cluster_name);
+  if (before) state.dirtyPools.insert(std::move(*before));
+  if (type != model::EventType::Deleted) state.dirtyPools.emplace(slice.driver, slice.poolName);
+  return true;
 }
 
 bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
@@ -138,7 +140,7 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
   if (type == model::EventType::Deleted) {
     if (existing != state.nodes.end()) {
       state.nodes.erase(existing);
-      markChanged(state, Change::Base);
+      markNodeChanged(state, node.meta.name);
     }
     return true;
   }
@@ -169,7 +171,7 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
   // they must not cost a recount.
   if (existing != state.nodes.end() && existing->second == record) return true;
   state.nodes.insert_or_assign(node.meta.name, std::move(record));
-  markChanged(state, Change::Base);
+  markNodeChanged(state, node.meta.name);
   return true;
 }
 
@@ -184,9 +186,8 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
   auto existing = state.pods.find(key);
   if (type == model::EventType::Deleted) {
     if (existing != state.pods.end()) {
-      const bool incremental = holdPod(state, existing->second, -1);
+      holdPod(state, existing->second, -1);
       state.pods.erase(existing);
-      markChanged(state, incremental ? Change::Figures : Change::Pods);
     }
     return true;
   }
@@ -202,9 +203,8 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
     if (existing->second == record) return true;
     holdPod(state, existing->second, -1);
   }
-  const bool incremental = holdPod(state, record, +1);
+  holdPod(state, record, +1);
   state.pods.insert_or_assign(key, std::move(record));
-  markChanged(state, incremental ? Change::Figures : Change::Pods);
   return true;
 }
 
@@ -220,9 +220,8 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
   auto existing = state.claims.find(key);
   if (type == model::EventType::Deleted) {
     if (existing != state.claims.end()) {
-      const bool incremental = holdClaim(state, existing->second, -1);
+      holdClaim(state, existing->second, -1);
       state.claims.erase(existing);
-      markChanged(state, incremental ? Change::Figures : Change::Claims);
     }
     return true;
   }
@@ -234,9 +233,8 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
     if (sameClaim(existing->second, record)) return true;
     holdClaim(state, existing->second, -1);
   }
-  const bool incremental = holdClaim(state, record, +1);
+  holdClaim(state, record, +1);
   state.claims.insert_or_assign(key, std::move(record));
-  markChanged(state, incremental ? Change::Figures : Change::Claims);
   return true;
 }
 
@@ -308,11 +306,97 @@ std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name
 // ---------------------------------------------------------------------------------------------
 // Figures
 
-bool Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const {
-  // While the allocation cache is current, a pod's change is applied to it directly (a pod event
-  // costs O(its requests), not a rescan of every pod); otherwise the next query recounts.
-  const bool incremental = !state.baseDirty && !state.extendedDirty;
-  if (pod.terminated || pod.nodeName.empty()) return incremental;
+void Inventory::ClassSums::add(const ClassSums& o, int64_t sign) {
+  published += sign * o.published;
+  usable += sign * o.usable;
+  unavailable += sign * o.unavailable;
+  for (size_t i = 0; i < unavailableByReason.size(); ++i) {
+    unavailableByReason[i] += sign * o.unavailableByReason[i];
+  }
+  partitionDevices += sign * o.partitionDevices;
+  sharedParts += sign * o.sharedParts;
+  physicalDevices += sign * o.physicalDevices;
+  physicalUsable += sign * o.physicalUsable;
+  physicalAllocated += sign * o.physicalAllocated;
+  extendedPublished += sign * o.extendedPublished;
+  extendedAllocated += sign * o.extendedAllocated;
+  extendedFree += sign * o.extendedFree;
+  draAllocated += sign * o.draAllocated;
+  draAllocatedUsable += sign * o.draAllocatedUsable;
+}
+
+void Inventory::UnclassifiedSums::add(const UnclassifiedSums& o, int64_t sign) {
+  published += sign * o.published;
+  usable += sign * o.usable;
+  draPublished += sign * o.draPublished;
+  extendedAllocated += sign * o.extendedAllocated;
+  draAllocated += sign * o.draAllocated;
+}
+
+namespace {
+
+// Entry `key` of a short (class or resource -> value) vector, appended when missing. A node or a
+// pool touches a handful of classes: a linear search beats a map.
+template <typename T>
+T& entry(std::vector<std::pair<std::string, T>>& v, std::string_view key) {
+  for (auto& [k, value] : v) {
+    if (k == key) return value;
+  }
+  return v.emplace_back(std::string(key), T{}).second;
+}
+
+int64_t valueOf(const std::vector<std::pair<std::string, int64_t>>& v, std::string_view key) {
+  for (const auto& [k, value] : v) {
+    if (k == key) return value;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Inventory::ClassSums& Inventory::Contribution::of(std::string_view deviceClass) {
+  return entry(classes, deviceClass);
+}
+
+Inventory::UnclassifiedSums& Inventory::Contribution::unclassifiedOf(std::string_view source) {
+  return entry(unclassified, source);
+}
+
+void Inventory::apply(const ClusterState& state, const Contribution& part, int64_t sign) {
+  for (const auto& [device_class, sums] : part.classes) {
+    auto it = state.totals.find(device_class);
+    if (it == state.totals.end()) it = state.totals.emplace(device_class, ClassSums{}).first;
+    it->second.add(sums, sign);
+  }
+  for (const auto& [source, sums] : part.unclassified) {
+    auto it = state.unclassifiedTotals.find(source);
+    if (it == state.unclassifiedTotals.end()) {
+      it = state.unclassifiedTotals.emplace(source, UnclassifiedSums{}).first;
+    }
+    it->second.add(sums, sign);
+  }
+}
+
+void Inventory::serve(const ClusterState& state, const std::string& resource,
+                      const std::string& deviceClass, int64_t sign) {
+  auto refs = state.serving.find(resource);
+  if (refs == state.serving.end()) refs = state.serving.emplace(resource, ServingRefs{}).first;
+  auto& nodes = refs->second.nodes;
+  auto it = nodes.try_emplace(deviceClass, 0).first;
+  it->second += sign;
+  const bool appeared = sign > 0 && it->second == sign;
+  const bool gone = it->second <= 0;
+  if (gone) nodes.erase(it);
+  if (nodes.empty()) {
+    state.serving.erase(refs);
+  } else if (appeared || gone) {
+    refs->second.classes.clear();
+    for (const auto& [c, n] : nodes) refs->second.classes.push_back(c);
+  }
+}
+
+void Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) {
+  if (pod.terminated || pod.nodeName.empty()) return;
   auto& by_resource = state.held[pod.nodeName];
   for (const auto& [resource, milli] : pod.requests) {
     const int64_t units = wholeUnits(milli);
@@ -321,49 +405,14 @@ bool Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign)
     if (it == by_resource.end()) it = by_resource.emplace(resource, 0).first;
     it->second += sign * units;
     if (it->second == 0) by_resource.erase(it);
-    if (incremental) applyExtendedDelta(state, pod.nodeName, resource, sign * units);
   }
   if (by_resource.empty()) state.held.erase(pod.nodeName);
-  return incremental;
+  // Only the node's allocation figures change (its record did not).
+  state.dirtyNodes.try_emplace(pod.nodeName, false);
 }
 
-std::optional<std::string> Inventory::heldClass(const ClusterState& state, std::string_view node,
-                                                std::string_view resource) const {
-  auto classes_it = state.extendedClasses.find(node);
-  if (classes_it == state.extendedClasses.end()) return std::string(resource);
-  auto c = classes_it->second.find(resource);
-  // A known node that does not publish the resource serves it through DRA (DRAExtendedResource):
-  // those devices are counted through the claim, not twice.
-  if (c == classes_it->second.end()) return std::nullopt;
-  return c->second;
-}
-
-void Inventory::applyExtendedDelta(const ClusterState& state, std::string_view node,
-                                   std::string_view resource, int64_t units) const {
-  const auto device_class = heldClass(state, node, resource);
-  if (!device_class) return;
-  AllocationFigures& out = state.extended;
-  if (device_class->empty()) {
-    auto e = out.unclassifiedAllocated.try_emplace(std::string(resource), 0).first;
-    e->second += units;
-    if (e->second == 0) out.unclassifiedAllocated.erase(e);
-    return;
-  }
-  out.allocated[*device_class] += units;
-  auto usable_node = state.usableByNode.find(node);
-  if (usable_node == state.usableByNode.end()) return;
-  auto usable = usable_node->second.find(*device_class);
-  const int64_t capacity = usable == usable_node->second.end() ? 0 : usable->second;
-  int64_t& held = out.heldByNode[std::string(node)][*device_class];
-  const int64_t before = std::max<int64_t>(0, capacity - held);
-  held += units;
-  const int64_t after = std::max<int64_t>(0, capacity - held);
-  out.free[*device_class] += after - before;
-}
-
-bool Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const {
-  const bool incremental = !state.baseDirty && !state.draDirty;
-  if (!claim.allocated) return incremental;
+void Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const {
+  if (!claim.allocated) return;
   for (const auto& result : claim.allocations) {
     const std::string key = deviceKey(result.driver, result.pool, result.device);
     auto it = state.allocatedDevices.find(key);
@@ -375,32 +424,33 @@ bool Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t
         it = state.allocatedDevices.emplace(key, std::move(device)).first;
       }
       // A device counts once however many claims hold it: only 0 → 1 and 1 → 0 change figures.
-      if (++it->second.claims == 1 && incremental) applyDraDelta(state, key, it->second, +1);
+      if (++it->second.claims == 1) applyDraDelta(state, key, it->second, +1);
     } else if (it != state.allocatedDevices.end() && --it->second.claims <= 0) {
-      if (incremental) applyDraDelta(state, key, it->second, -1);
+      applyDraDelta(state, key, it->second, -1);
       state.allocatedDevices.erase(it);
     }
   }
-  return incremental;
 }
 
+// An allocated device counts in the class its pool's last count gave it (usable or not), or, while
+// its slice is gone or not counted yet, in the class its request asked for.
 void Inventory::applyDraDelta(const ClusterState& state, const std::string& key,
                               const AllocatedDevice& device, int64_t sign) const {
-  AllocationFigures& out = state.dra;
   auto it = state.devices.find(key);
   const std::optional<std::string>& device_class =
       it != state.devices.end() ? it->second.deviceClass : device.requestedClass;
-  auto bump = [sign](std::map<std::string, int64_t, std::less<>>& m, const std::string& k) {
-    auto e = m.try_emplace(k, 0).first;
-    e->second += sign;
-    if (e->second == 0) m.erase(e);
-  };
   if (!device_class) {
-    bump(out.unclassifiedAllocated, device.driver);
+    auto u = state.unclassifiedTotals.find(device.driver);
+    if (u == state.unclassifiedTotals.end()) {
+      u = state.unclassifiedTotals.emplace(device.driver, UnclassifiedSums{}).first;
+    }
+    u->second.draAllocated += sign;
     return;
   }
-  bump(out.allocated, *device_class);
-  if (it != state.devices.end() && it->second.usable) bump(out.allocatedUsable, *device_class);
+  auto f = state.totals.find(*device_class);
+  if (f == state.totals.end()) f = state.totals.emplace(*device_class, ClassSums{}).first;
+  f->second.draAllocated += sign;
+  if (it != state.devices.end() && it->second.usable) f->second.draAllocatedUsable += sign;
 }
 
 std::optional<std::string> Inventory::requestedClass(const ClaimRecord& claim,
@@ -423,91 +473,136 @@ std::optional<std::string> Inventory::classOfAllocation(std::string_view cluster
   return requestedClass(claim, result);
 }
 
-void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState& state) const {
-  auto& figures = state.baseFigures;
-  auto& unclassified = state.baseUnclassified;
-  figures.clear();
-  unclassified.clear();
-  state.usableByNode.clear();
-  state.extendedClasses.clear();
-  state.physicalByNode.clear();
-  state.serving.clear();
-  state.devices.clear();
-  auto figure = [&](const std::string& device_class, ClassKind kind) -> ClassFigures& {
-    auto it = figures.find(device_class);
-    if (it == figures.end()) {
-      ClassFigures f;
-      f.cluster = std::string(cluster_name);
-      f.deviceClass = device_class;
-      f.kind = kind;
-      f.unit = unitOf(device_class);
-      f.physicalUnit = physicalUnitOf(device_class);
-      it = figures.emplace(device_class, std::move(f)).first;
+// A node's part: its extended resources (published, usable or why not, devices behind shares) and
+// what the pods bound to it hold (allocated, free per node, devices behind held shares). A node
+// name that pods are bound to but that is not (or no longer) known holds in the requested
+// resource's own class, on no usable node.
+void Inventory::recountNode(const ClusterState& state, const std::string& node_name,
+                            bool recordChanged) const {
+  NodePart& part = state.nodeParts[node_name];
+  auto record_it = state.nodes.find(node_name);
+  const NodeRecord* record = record_it == state.nodes.end() ? nullptr : &record_it->second;
+  if (recordChanged) {
+    for (const auto& r : part.resources) {
+      if (r.deviceClass && *r.deviceClass != r.resource) serve(state, r.resource, *r.deviceClass, -1);
     }
-    return it->second;
-  };
+    part.resources.clear();
+    if (record != nullptr) {
+      for (const auto& [resource, milli] : record->allocatable) {
+        NodeResource r;
+        r.resource = resource;
+        r.deviceClass = extendedClass(resource, record);
+        r.units = wholeUnits(milli);
+        if (r.deviceClass && *r.deviceClass != resource) serve(state, resource, *r.deviceClass, +1);
+        if (r.units > 0 && r.deviceClass && r.deviceClass->ends_with(kSharedClassSuffix)) {
+          // Shares: report the devices behind them, never count them as devices.
+          r.physical = physicalBehind(r.units, sharingOf(*record, resource));
+        }
+        part.resources.push_back(std::move(r));
+      }
+    }
+    part.known = record != nullptr;
+  }
 
-  for (const auto& [node_name, node] : state.nodes) {
-    const auto reason = nodeReason(state, node_name);
-    auto& classes = state.extendedClasses[node_name];
-    for (const auto& [resource, milli] : node.allocatable) {
-      const auto device_class = extendedClass(resource, &node);
-      classes.insert_or_assign(resource, device_class.value_or(std::string()));
-      if (device_class && *device_class != resource) {
-        auto& serving = state.serving[resource];
-        if (std::find(serving.begin(), serving.end(), *device_class) == serving.end()) {
-          serving.insert(std::lower_bound(serving.begin(), serving.end(), *device_class),
-                         *device_class);
-        }
-      }
-      const int64_t units = wholeUnits(milli);
-      if (units == 0) continue;
-      if (!device_class) {
-        // The node's labels do not say what the units are: reported, never guessed.
-        UnclassifiedFigures& u = unclassified[resource];
-        u.cluster = std::string(cluster_name);
-        u.source = resource;
-        u.kind = ClassKind::ExtendedResource;
-        u.published += units;
-        if (!reason) u.usable += units;
-        continue;
-      }
-      ClassFigures& f = figure(*device_class, ClassKind::ExtendedResource);
-      f.published += units;
-      if (reason) {
-        f.unavailable += units;
-        f.unavailableByReason[static_cast<size_t>(*reason)] += units;
-      } else {
-        f.usable += units;
-        state.usableByNode[node_name][*device_class] += units;
-      }
-      if (device_class->ends_with(kSharedClassSuffix)) {
-        // Shares: report the devices behind them, never count them as devices.
-        const int64_t physical = physicalBehind(units, sharingOf(node, resource));
-        f.shared = true;
-        f.physicalDevices += physical;
-        if (!reason) {
-          f.physicalUsable += physical;
-          state.physicalByNode[node_name][*device_class] += physical;
-        }
+  Contribution next;
+  std::vector<std::pair<std::string, int64_t>> usable;    // class -> usable units here
+  std::vector<std::pair<std::string, int64_t>> physical;  // share class -> usable devices here
+  const auto reason = nodeReason(state, node_name);
+  for (const auto& r : part.resources) {
+    if (r.units == 0) continue;
+    if (!r.deviceClass) {
+      // The node's labels do not say what the units are: reported, never guessed.
+      UnclassifiedSums& u = next.unclassifiedOf(r.resource);
+      u.published += r.units;
+      if (!reason) u.usable += r.units;
+      continue;
+    }
+    ClassSums& f = next.of(*r.deviceClass);
+    f.published += r.units;
+    f.extendedPublished += r.units;
+    if (reason) {
+      f.unavailable += r.units;
+      f.unavailableByReason[static_cast<size_t>(*reason)] += r.units;
+    } else {
+      f.usable += r.units;
+      entry(usable, *r.deviceClass) += r.units;
+    }
+    if (r.deviceClass->ends_with(kSharedClassSuffix)) {
+      f.sharedParts = 1;
+      f.physicalDevices += r.physical;
+      if (!reason) {
+        f.physicalUsable += r.physical;
+        entry(physical, *r.deviceClass) += r.physical;
       }
     }
   }
+  std::vector<std::pair<std::string, int64_t>> held;  // class -> units held here (usable node)
+  if (auto held_it = state.held.find(node_name); held_it != state.held.end()) {
+    for (const auto& [resource, units] : held_it->second) {
+      std::string_view device_class = resource;
+      if (part.known) {
+        // A known node that does not publish the resource serves it through DRA
+        // (DRAExtendedResource): those devices are counted through the claim, not twice.
+        const NodeResource* published = nullptr;
+        for (const auto& r : part.resources) {
+          if (r.resource == resource) published = &r;
+        }
+        if (published == nullptr) continue;
+        if (!published->deviceClass) {
+          next.unclassifiedOf(resource).extendedAllocated += units;
+          continue;
+        }
+        device_class = *published->deviceClass;
+      }
+      next.of(device_class).extendedAllocated += units;
+      if (!usable.empty()) entry(held, device_class) += units;
+    }
+  }
+  // Free is per node: devices held on one node do not free devices on another.
+  for (const auto& [device_class, units] : usable) {
+    next.of(device_class).extendedFree += std::max<int64_t>(0, units - valueOf(held, device_class));
+  }
+  // Devices behind shares with at least one tenant: min(devices, shares held) (the device plugin
+  // spreads replicas over the node's devices; see ClassFigures).
+  for (const auto& [device_class, devices] : physical) {
+    next.of(device_class).physicalAllocated += std::min(devices, valueOf(held, device_class));
+  }
 
-  tracker_.forEachDevice(cluster_name, [&](const DeviceView& view) {
+  apply(state, part.applied, -1);
+  apply(state, next, +1);
+  part.applied = std::move(next);
+  for (const auto& [device_class, devices] : part.physicalUsable) {
+    auto it = state.physicalByClass.find(device_class);
+    if (it == state.physicalByClass.end()) continue;
+    it->second.erase(node_name);
+    if (it->second.empty()) state.physicalByClass.erase(it);
+  }
+  for (const auto& [device_class, devices] : physical) {
+    if (devices > 0) state.physicalByClass[device_class][node_name] = devices;
+  }
+  part.physicalUsable = std::move(physical);
+  if (!part.known && !state.held.contains(node_name)) state.nodeParts.erase(node_name);
+}
+
+// A pool's part: its devices per class (published, usable or why not), and the class and
+// usability that its allocated devices count with.
+void Inventory::recountPool(std::string_view cluster_name, const ClusterState& state,
+                            const PoolId& id) const {
+  PoolPart next;
+  std::vector<std::pair<std::string, DeviceInfo>> seen;
+  std::vector<std::string_view> nodes;
+  tracker_.forEachPoolDevice(cluster_name, id.first, id.second, [&](const DeviceView& view) {
     std::optional<UnavailableReason> reason = view.poolReason;
     if (!reason && !view.nodeName.empty()) reason = nodeReason(state, view.nodeName);
     if (!reason && view.tainted) reason = UnavailableReason::Tainted;
     auto device_class = classifyDevice(view.driver, *view.device);
     if (!device_class) {
-      UnclassifiedFigures& u = unclassified[std::string(view.driver)];
-      u.cluster = std::string(cluster_name);
-      u.source = std::string(view.driver);
-      u.kind = ClassKind::Dra;
+      UnclassifiedSums& u = next.applied.unclassifiedOf(view.driver);
       ++u.published;
+      ++u.draPublished;
       if (!reason) ++u.usable;
     } else {
-      ClassFigures& f = figure(*device_class, ClassKind::Dra);
+      ClassSums& f = next.applied.of(*device_class);
       ++f.published;
       if (view.device->consumesCounters) ++f.partitionDevices;
       if (reason) {
@@ -517,131 +612,100 @@ void Inventory::recomputeBase(std::string_view cluster_name, const ClusterState&
         ++f.usable;
       }
     }
-    // First copy wins when a pool publishes a name twice (such a pool is unusable anyway).
-    state.devices.emplace(deviceKey(view.driver, view.pool, view.device->name),
-                          DeviceInfo{std::move(device_class), !reason});
+    if (!view.nodeName.empty()) nodes.push_back(view.nodeName);
+    seen.emplace_back(deviceKey(view.driver, view.pool, view.device->name),
+                      DeviceInfo{std::move(device_class), !reason});
   });
-  state.baseDirty = false;
-  state.extendedDirty = true;
-  state.draDirty = true;
-}
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  next.nodes.assign(nodes.begin(), nodes.end());
 
-void Inventory::recomputeExtended(const ClusterState& state) const {
-  AllocationFigures& out = state.extended;
-  out = AllocationFigures{};
-  for (const auto& [node_name, by_resource] : state.held) {
-    const bool usable = state.usableByNode.count(node_name) > 0;
-    for (const auto& [resource, units] : by_resource) {
-      const auto device_class = heldClass(state, node_name, resource);
-      if (!device_class) continue;
-      if (device_class->empty()) {
-        out.unclassifiedAllocated[resource] += units;
-        continue;
-      }
-      out.allocated[*device_class] += units;
-      if (usable) out.heldByNode[node_name][*device_class] += units;
-    }
-  }
-  // Free is per node: devices held on one node do not free devices on another.
-  for (const auto& [node_name, by_class] : state.usableByNode) {
-    const auto held_it = out.heldByNode.find(node_name);
-    for (const auto& [device_class, units] : by_class) {
-      int64_t used = 0;
-      if (held_it != out.heldByNode.end()) {
-        auto c = held_it->second.find(device_class);
-        if (c != held_it->second.end()) used = c->second;
-      }
-      out.free[device_class] += std::max<int64_t>(0, units - used);
-    }
-  }
-  state.extendedDirty = false;
-}
-
-void Inventory::recomputeDra(const ClusterState& state) const {
-  AllocationFigures& out = state.dra;
-  out = AllocationFigures{};
-  for (const auto& [key, allocated] : state.allocatedDevices) {
-    auto it = state.devices.find(key);
-    const std::optional<std::string>& device_class =
-        it != state.devices.end() ? it->second.deviceClass : allocated.requestedClass;
-    if (!device_class) {
-      ++out.unclassifiedAllocated[allocated.driver];
-      continue;
-    }
-    ++out.allocated[*device_class];
-    if (it != state.devices.end() && it->second.usable) ++out.allocatedUsable[*device_class];
-  }
-  state.draDirty = false;
-}
-
-void Inventory::mergeFigures(std::string_view cluster_name, const ClusterState& state) const {
-  state.figures = state.baseFigures;
-  state.unclassified = state.baseUnclassified;
-  auto figure = [&](const std::string& device_class, ClassKind kind) -> ClassFigures& {
-    auto it = state.figures.find(device_class);
-    if (it == state.figures.end()) {
-      ClassFigures f;
-      f.cluster = std::string(cluster_name);
-      f.deviceClass = device_class;
-      f.kind = kind;
-      f.unit = unitOf(device_class);
-      f.physicalUnit = physicalUnitOf(device_class);
-      it = state.figures.emplace(device_class, std::move(f)).first;
-    }
-    return it->second;
+  auto old = state.poolParts.find(id);
+  // Allocated devices of the pool (before or after) move from their old class and usability to
+  // the new ones.
+  std::vector<std::string> allocated;
+  auto noteAllocated = [&state, &allocated](const std::string& key) {
+    if (state.allocatedDevices.contains(key)) allocated.push_back(key);
   };
-  for (const auto& [device_class, n] : state.extended.allocated) {
-    figure(device_class, ClassKind::ExtendedResource).allocated += n;
+  if (old != state.poolParts.end()) {
+    for (const auto& key : old->second.deviceKeys) noteAllocated(key);
   }
-  for (const auto& [device_class, n] : state.dra.allocated) {
-    figure(device_class, ClassKind::Dra).allocated += n;
-  }
-  for (auto& [device_class, f] : state.figures) {
-    if (f.kind == ClassKind::ExtendedResource) {
-      auto it = state.extended.free.find(device_class);
-      f.free = it == state.extended.free.end() ? 0 : it->second;
-    } else {
-      auto it = state.dra.allocatedUsable.find(device_class);
-      f.free = f.usable - (it == state.dra.allocatedUsable.end() ? 0 : it->second);
+  for (const auto& device : seen) noteAllocated(device.first);
+  std::sort(allocated.begin(), allocated.end());
+  allocated.erase(std::unique(allocated.begin(), allocated.end()), allocated.end());
+  for (const auto& key : allocated) applyDraDelta(state, key, state.allocatedDevices.at(key), -1);
+  if (old != state.poolParts.end()) {
+    for (const auto& key : old->second.deviceKeys) state.devices.erase(key);
+    apply(state, old->second.applied, -1);
+    for (const auto& node : old->second.nodes) {
+      auto it = state.poolsByNode.find(node);
+      if (it == state.poolsByNode.end()) continue;
+      it->second.erase(id);
+      if (it->second.empty()) state.poolsByNode.erase(it);
     }
   }
-  for (const auto* allocation : {&state.dra, &state.extended}) {
-    for (const auto& [source, n] : allocation->unclassifiedAllocated) {
-      UnclassifiedFigures& u = state.unclassified[source];
-      u.cluster = std::string(cluster_name);
-      u.source = source;
-      u.kind = allocation == &state.dra ? ClassKind::Dra : ClassKind::ExtendedResource;
-      u.allocated += n;
-    }
+  for (auto& [key, info] : seen) {
+    // First copy wins when a pool publishes a name twice (such a pool is unusable anyway).
+    auto [it, inserted] = state.devices.try_emplace(std::move(key), std::move(info));
+    if (inserted) next.deviceKeys.push_back(it->first);
   }
-  // Devices behind shares with at least one tenant: per usable node min(devices, shares held)
-  // (the device plugin spreads replicas over the node's devices; see ClassFigures).
-  for (const auto& [node_name, by_class] : state.physicalByNode) {
-    const auto held_it = state.extended.heldByNode.find(node_name);
-    if (held_it == state.extended.heldByNode.end()) continue;
-    for (const auto& [device_class, devices] : by_class) {
-      auto h = held_it->second.find(device_class);
-      if (h == held_it->second.end()) continue;
-      auto f = state.figures.find(device_class);
-      if (f != state.figures.end()) f->second.physicalAllocated += std::min(devices, h->second);
-    }
+  for (const auto& key : allocated) applyDraDelta(state, key, state.allocatedDevices.at(key), +1);
+  apply(state, next.applied, +1);
+  for (const auto& node : next.nodes) state.poolsByNode[node].insert(id);
+  if (next.deviceKeys.empty()) {
+    if (old != state.poolParts.end()) state.poolParts.erase(old);
+  } else if (old != state.poolParts.end()) {
+    old->second = std::move(next);
+  } else {
+    state.poolParts.emplace(id, std::move(next));
   }
-  // A class that neither publishes nor holds anything has no series.
-  for (auto it = state.figures.begin(); it != state.figures.end();) {
-    it = (it->second.published == 0 && it->second.allocated == 0) ? state.figures.erase(it)
-                                                                  : std::next(it);
-  }
-  state.figuresDirty = false;
 }
 
 const Inventory::ClusterState* Inventory::fresh(std::string_view cluster_name) const {
   const ClusterState* state = findCluster(cluster_name);
-  if (state == nullptr || !state->figuresDirty) return state;
-  if (state->baseDirty) recomputeBase(cluster_name, *state);
-  if (state->extendedDirty) recomputeExtended(*state);
-  if (state->draDirty) recomputeDra(*state);
-  mergeFigures(cluster_name, *state);
+  if (state == nullptr) return state;
+  if (!state->dirtyNodes.empty()) {
+    const auto nodes = std::exchange(state->dirtyNodes, {});
+    for (const auto& [node, recordChanged] : nodes) {
+      recountNode(*state, node, recordChanged);
+    }
+  }
+  if (!state->dirtyPools.empty()) {
+    const auto pools = std::exchange(state->dirtyPools, {});
+    for (const auto& id : pools) recountPool(cluster_name, *state, id);
+  }
   return state;
+}
+
+ClassFigures Inventory::classFigures(std::string_view cluster_name, const std::string& deviceClass,
+                                     const ClassSums& sums) const {
+  ClassFigures f;
+  f.cluster = std::string(cluster_name);
+  f.deviceClass = deviceClass;
+  // A class published by nodes counts extended-resource units, one published by slices DRA
+  // devices; a class only held so far is what holds it.
+  if (sums.extendedPublished > 0) {
+    f.kind = ClassKind::ExtendedResource;
+  } else if (sums.published > 0) {
+    f.kind = ClassKind::Dra;
+  } else {
+    f.kind = sums.extendedAllocated != 0 ? ClassKind::ExtendedResource : ClassKind::Dra;
+  }
+  f.published = sums.published;
+  f.usable = sums.usable;
+  f.unavailable = sums.unavailable;
+  f.unavailableByReason = sums.unavailableByReason;
+  f.allocated = sums.extendedAllocated + sums.draAllocated;
+  f.free = f.kind == ClassKind::ExtendedResource ? sums.extendedFree
+                                                  : f.usable - sums.draAllocatedUsable;
+  f.unit = unitOf(deviceClass);
+  f.shared = sums.sharedParts > 0;
+  f.physicalUnit = physicalUnitOf(deviceClass);
+  f.physicalDevices = sums.physicalDevices;
+  f.physicalUsable = sums.physicalUsable;
+  f.physicalAllocated = sums.physicalAllocated;
+  f.partitionDevices = sums.partitionDevices;
+  return f;
 }
 
 std::vector<ClassFigures> Inventory::classes(std::string_view cluster_name) const {
@@ -649,7 +713,11 @@ std::vector<ClassFigures> Inventory::classes(std::string_view cluster_name) cons
   for (const auto& [name, state] : clusters_) {
     if (!cluster_name.empty() && name != cluster_name) continue;
     fresh(name);
-    for (const auto& [device_class, f] : state.figures) out.push_back(f);
+    for (const auto& [device_class, sums] : state.totals) {
+      // A class that neither publishes nor holds anything has no series.
+      if (sums.published == 0 && sums.extendedAllocated + sums.draAllocated == 0) continue;
+      out.push_back(classFigures(name, device_class, sums));
+    }
   }
   return out;
 }
@@ -658,9 +726,11 @@ std::optional<ClassFigures> Inventory::figures(std::string_view cluster_name,
                                                std::string_view deviceClass) const {
   const ClusterState* state = fresh(cluster_name);
   if (state == nullptr) return std::nullopt;
-  auto it = state->figures.find(deviceClass);
-  if (it == state->figures.end()) return std::nullopt;
-  return it->second;
+  auto it = state->totals.find(deviceClass);
+  if (it == state->totals.end()) return std::nullopt;
+  const ClassSums& sums = it->second;
+  if (sums.published == 0 && sums.extendedAllocated + sums.draAllocated == 0) return std::nullopt;
+  return classFigures(cluster_name, it->first, sums);
 }
 
 int64_t Inventory::usableDevices(std::string_view cluster_name,
@@ -678,7 +748,23 @@ std::vector<UnclassifiedFigures> Inventory::unclassified() const {
   std::vector<UnclassifiedFigures> out;
   for (const auto& [name, state] : clusters_) {
     fresh(name);
-    for (const auto& [driver, u] : state.unclassified) out.push_back(u);
+    for (const auto& [source, sums] : state.unclassifiedTotals) {
+      if (sums.published == 0 && sums.extendedAllocated == 0 && sums.draAllocated == 0) continue;
+      UnclassifiedFigures u;
+      u.cluster = name;
+      u.source = source;
+      if (sums.extendedAllocated != 0) {
+        u.kind = ClassKind::ExtendedResource;
+      } else if (sums.draAllocated != 0 || sums.draPublished > 0) {
+        u.kind = ClassKind::Dra;
+      } else {
+        u.kind = ClassKind::ExtendedResource;
+      }
+      u.published = sums.published;
+      u.usable = sums.usable;
+      u.allocated = sums.extendedAllocated + sums.draAllocated;
+      out.push_back(std::move(u));
+    }
   }
   return out;
 }
@@ -715,7 +801,7 @@ const std::vector<std::string>& Inventory::alsoServedBy(std::string_view cluster
   const ClusterState* state = fresh(cluster_name);
   if (state == nullptr) return kNone;
   auto it = state->serving.find(requestClass);
-  return it == state->serving.end() ? kNone : it->second;
+  return it == state->serving.end() ? kNone : it->second.classes;
 }
 
 std::vector<std::string> Inventory::servingClasses(std::string_view cluster_name,
@@ -731,10 +817,8 @@ std::map<std::string, int64_t, std::less<>> Inventory::physicalUsableByNode(
   std::map<std::string, int64_t, std::less<>> out;
   const ClusterState* state = fresh(cluster_name);
   if (state == nullptr) return out;
-  for (const auto& [node_name, by_class] : state->physicalByNode) {
-    auto it = by_class.find(deviceClass);
-    if (it != by_class.end() && it->second > 0) out.emplace(node_name, it->second);
-  }
+  auto it = state->physicalByClass.find(deviceClass);
+  if (it != state->physicalByClass.end()) out = it->second;
   return out;
 }
 

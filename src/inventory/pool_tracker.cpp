@@ -301,6 +301,24 @@ void PoolTracker::forEachDevice(std::string_view cluster,
   }
 }
 
+void PoolTracker::forEachPoolDevice(std::string_view cluster, std::string_view driver,
+                                    std::string_view pool,
+                                    const std::function<void(const DeviceView&)>& fn) const {
+  auto it = pools_.find(PoolKey{std::string(cluster), std::string(driver), std::string(pool)});
+  if (it == pools_.end()) return;
+  visitDevices(it->second, [&](const DeviceView& view) {
+    fn(view);
+    return true;
+  });
+}
+
+std::optional<std::pair<std::string, std::string>> PoolTracker::poolOfSlice(
+    std::string_view cluster, std::string_view name) const {
+  auto it = slice_index_.find(SliceKey{std::string(cluster), std::string(name)});
+  if (it == slice_index_.end()) return std::nullopt;
+  return std::make_pair(it->second[1], it->second[2]);
+}
+
 std::optional<DeviceView> PoolTracker::findDevice(std::string_view cluster,
                                                   std::string_view driver, std::string_view pool,
                                                   std::string_view device) const {

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -253,11 +254,13 @@ struct InventorySnapshot {
 /// (DRA, through a PoolTracker), Pods and ResourceClaims; plus the lookups the milestone engine
 /// needs to turn pods and podsets into devices of a class. Pure (no I/O, no clock reads: event
 /// times are passed in) and single-threaded — owned and called by the daemon's event-loop thread
-/// only. Query results are returned by value. Figures are cached per cluster: a Node or
-/// ResourceSlice change triggers a recount of that cluster's capacity at the next query (O(devices);
-/// ~25 ms for 16,000 DRA devices on 2,000 nodes), while Pod and ResourceClaim changes are applied
-/// in place in O(their requests) when the caches are current; updates that change nothing the
-/// inventory reads (status churn, heartbeats) cost nothing.
+/// only. Query results are returned by value. Figures are kept as running totals per cluster:
+/// every node (its extended resources and the pods holding them) and every DRA pool (its
+/// devices) remembers what it adds to its cluster's figures, and a change subtracts the old part
+/// and adds the new one. A Node event recounts that node and the pools whose slices name it, a
+/// ResourceSlice event the pool(s) it touches, a Pod event the node it is bound to (all lazily, at
+/// the next query), a ResourceClaim event its allocated devices — never the whole cluster;
+/// updates that change nothing the inventory reads (status churn, heartbeats) cost nothing.
 class Inventory {
  public:
   explicit Inventory(InventoryConfig config = {});
@@ -385,73 +388,111 @@ class Inventory {
     std::string driver;
     std::optional<std::string> requestedClass;  // from the request's DeviceClass (fallback)
   };
-  /// A DRA device as the last base pass saw it.
+  /// A DRA device as its pool's last count saw it.
   struct DeviceInfo {
     std::optional<std::string> deviceClass;
     bool usable = false;
   };
-  /// Per-class allocation results of one allocation pass.
-  struct AllocationFigures {
-    std::map<std::string, int64_t, std::less<>> allocated;
-    std::map<std::string, int64_t, std::less<>> free;  // extended: per-node free summed
-    std::map<std::string, int64_t, std::less<>> allocatedUsable;  // DRA
-    std::map<std::string, int64_t, std::less<>> unclassifiedAllocated;  // by driver / resource
-    // Extended: node -> class -> units held on usable nodes (for incremental free updates).
-    std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> heldByNode;
+  /// What a part of a cluster (one node, one pool, the allocated DRA devices) adds to the figures
+  /// of one class. The cluster's totals are the sum over its parts; ClassFigures is derived from
+  /// them when read.
+  struct ClassSums {
+    int64_t published = 0;
+    int64_t usable = 0;
+    int64_t unavailable = 0;
+    ReasonCounts unavailableByReason{};
+    int64_t partitionDevices = 0;
+    int64_t sharedParts = 0;  // nodes publishing the class as shares (ClassFigures::shared)
+    int64_t physicalDevices = 0;
+    int64_t physicalUsable = 0;
+    int64_t physicalAllocated = 0;
+    int64_t extendedPublished = 0;  // units published by nodes (decides ClassFigures::kind)
+    int64_t extendedAllocated = 0;
+    int64_t extendedFree = 0;  // per usable node max(0, usable − held), summed
+    int64_t draAllocated = 0;
+    int64_t draAllocatedUsable = 0;
+    void add(const ClassSums& other, int64_t sign);
+  };
+  /// The same for capacity no class matches, per source (driver or extended resource).
+  struct UnclassifiedSums {
+    int64_t published = 0;
+    int64_t usable = 0;
+    int64_t draPublished = 0;  // decides UnclassifiedFigures::kind
+    int64_t extendedAllocated = 0;
+    int64_t draAllocated = 0;
+    void add(const UnclassifiedSums& other, int64_t sign);
+  };
+  /// What one node or one pool currently adds to its cluster's totals (a handful of classes).
+  struct Contribution {
+    std::vector<std::pair<std::string, ClassSums>> classes;
+    std::vector<std::pair<std::string, UnclassifiedSums>> unclassified;
+    ClassSums& of(std::string_view deviceClass);
+    UnclassifiedSums& unclassifiedOf(std::string_view source);
+  };
+  /// One allocatable extended resource of a node, classified by the node's sharing labels.
+  struct NodeResource {
+    std::string resource;
+    std::optional<std::string> deviceClass;  // nullopt: the node's sharing mode is unknown
+    int64_t units = 0;
+    int64_t physical = 0;  // devices behind the units when the class counts shares
+  };
+  /// Derived state of one node name (a known node, or one that pods are bound to).
+  struct NodePart {
+    bool known = false;                   // in ClusterState::nodes
+    std::vector<NodeResource> resources;  // recomputed when the node's record changes
+    std::vector<std::pair<std::string, int64_t>> physicalUsable;  // share class -> devices
+    Contribution applied;                 // what the node adds to the totals now
+  };
+  /// Derived state of one DRA pool.
+  struct PoolPart {
+    std::vector<std::string> deviceKeys;  // its entries in ClusterState::devices
+    std::vector<std::string> nodes;       // node names its slices name (node verdicts)
+    Contribution applied;
+  };
+  using PoolId = std::pair<std::string, std::string>;  // driver, pool
+  struct ServingRefs {
+    std::map<std::string, int64_t, std::less<>> nodes;  // class -> nodes publishing it so
+    std::vector<std::string> classes;                   // the keys, for alsoServedBy
   };
   struct ClusterState {
     std::map<std::string, NodeRecord, std::less<>> nodes;
     std::map<std::string, PodRecord, std::less<>> pods;      // "namespace/name"
     std::map<std::string, ClaimRecord, std::less<>> claims;  // "namespace/name"
-    // Maintained on every pod / claim event, so that a pod or claim change does not rescan every
-    // pod and claim: node -> resource -> units held; allocated DRA devices.
+    // Maintained on every pod / claim event: node -> resource -> units held; allocated DRA
+    // devices (their figures are applied to the totals at once).
     std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> held;
     std::unordered_map<std::string, AllocatedDevice> allocatedDevices;
 
-    // Lazily recomputed caches. base: capacity from nodes and slices (dirty on node/slice
-    // events); extended / dra: allocations (dirty on pod / claim events and when base changes);
-    // figures: the merge.
-    mutable bool baseDirty = true;
-    mutable bool extendedDirty = true;
-    mutable bool draDirty = true;
-    mutable bool figuresDirty = true;
-    mutable std::map<std::string, ClassFigures, std::less<>> baseFigures;
-    mutable std::map<std::string, UnclassifiedFigures, std::less<>> baseUnclassified;
+    // Parts whose contribution is out of date, recounted at the next query (fresh()).
+    mutable std::map<std::string, bool, std::less<>> dirtyNodes;  // node -> its record changed
+    mutable std::set<PoolId> dirtyPools;
+    mutable std::map<std::string, NodePart, std::less<>> nodeParts;
+    mutable std::map<PoolId, PoolPart> poolParts;
+    mutable std::map<std::string, std::set<PoolId>, std::less<>> poolsByNode;
+    mutable std::unordered_map<std::string, DeviceInfo> devices;  // by device key
+    mutable std::map<std::string, ServingRefs, std::less<>> serving;  // requested resource ->
     mutable std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>>
-        usableByNode;  // node -> extended class -> usable units
-    mutable std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
-        extendedClasses;  // node -> published resource -> its class there ("" unclassified)
-    mutable std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>>
-        physicalByNode;  // usable node -> share class -> usable devices behind the shares
-    mutable std::map<std::string, std::vector<std::string>, std::less<>>
-        serving;  // requested resource -> classes that serve it (sorted, without itself)
-    mutable std::unordered_map<std::string, DeviceInfo> devices;
-    mutable AllocationFigures extended;
-    mutable AllocationFigures dra;
-    mutable std::map<std::string, ClassFigures, std::less<>> figures;
-    mutable std::map<std::string, UnclassifiedFigures, std::less<>> unclassified;
+        physicalByClass;  // share class -> usable node -> usable devices behind the shares
+    // Running totals: the sum of every part's contribution plus the allocated DRA devices.
+    mutable std::map<std::string, ClassSums, std::less<>> totals;
+    mutable std::map<std::string, UnclassifiedSums, std::less<>> unclassifiedTotals;
   };
-  enum class Change : uint8_t { Base, Pods, Claims, Figures };
 
   ClusterState& cluster(std::string_view name);
-  static void markChanged(ClusterState& state, Change change);
   static bool sameClaim(const ClaimRecord& a, const ClaimRecord& b);
   const ClusterState* findCluster(std::string_view name) const;
-  const ClusterState* fresh(std::string_view name) const;  // caches recomputed as needed
-  void recomputeBase(std::string_view name, const ClusterState& state) const;
-  void recomputeExtended(const ClusterState& state) const;
-  void recomputeDra(const ClusterState& state) const;
-  void mergeFigures(std::string_view name, const ClusterState& state) const;
-  // Record a pod's / claim's holdings (+1) or release them (−1); true when the allocation cache
-  // was updated in place (only the merge is then dirty).
-  bool holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const;
-  bool holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const;
-  /// Class of `resource` held on `node`: "" when the node's sharing mode is unknown, nullopt when
-  /// the node does not publish the resource (served through DRA, counted through the claim).
-  std::optional<std::string> heldClass(const ClusterState& state, std::string_view node,
-                                       std::string_view resource) const;
-  void applyExtendedDelta(const ClusterState& state, std::string_view node,
-                          std::string_view resource, int64_t units) const;
+  const ClusterState* fresh(std::string_view name) const;  // dirty parts recounted
+  void recountNode(const ClusterState& state, const std::string& node, bool recordChanged) const;
+  void recountPool(std::string_view cluster, const ClusterState& state, const PoolId& id) const;
+  static void apply(const ClusterState& state, const Contribution& part, int64_t sign);
+  static void serve(const ClusterState& state, const std::string& resource,
+                    const std::string& deviceClass, int64_t sign);
+  ClassFigures classFigures(std::string_view cluster, const std::string& deviceClass,
+                            const ClassSums& sums) const;
+  /// Records a pod's holdings (+1) or releases them (−1); its node is recounted.
+  static void holdPod(ClusterState& state, const PodRecord& pod, int64_t sign);
+  void holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const;
+  static void markNodeChanged(ClusterState& state, const std::string& node);
   void applyDraDelta(const ClusterState& state, const std::string& key,
                      const AllocatedDevice& device, int64_t sign) const;
   std::optional<UnavailableReason> nodeReason(const ClusterState& state,

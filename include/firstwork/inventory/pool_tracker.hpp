@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
@@ -175,6 +176,12 @@ class PoolTracker {
 
   /// Calls `fn` for every device of `cluster` (current generation and stale-only leftovers).
   void forEachDevice(std::string_view cluster, const std::function<void(const DeviceView&)>& fn) const;
+  /// Calls `fn` for every device of one pool (nothing when the pool has no slices left).
+  void forEachPoolDevice(std::string_view cluster, std::string_view driver, std::string_view pool,
+                         const std::function<void(const DeviceView&)>& fn) const;
+  /// The (driver, pool) the slice `name` of `cluster` is stored in, nullopt when unknown.
+  std::optional<std::pair<std::string, std::string>> poolOfSlice(std::string_view cluster,
+                                                                 std::string_view name) const;
   /// The device `driver/pool/device` of `cluster` as the allocator would see it (the current
   /// generation's copy when several generations publish it), or nullopt.
   std::optional<DeviceView> findDevice(std::string_view cluster, std::string_view driver,
