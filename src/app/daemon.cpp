@@ -395,13 +395,28 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       auto rec = records::reclaimFromJson(r.body);
       if (rec && rec->outcome == engine::ReclaimOutcome::Pending) engine.restoreReclaim(*rec);
     }
-    return restoreEvictedCycles();
+    return restoreOpenCycles();
   }
 
-  /// Cycles evicted but not released when the daemon stopped: a Workload requeued meanwhile no
-  /// longer shows them, so their release and lost work would be lost (found by the fault soak,
-  /// reclaim seed 4251). Milestone keys are ms/<cluster>/<uid>/<cycle>/<milestone>.
-  Status restoreEvictedCycles() {
+  /// Admission cycles that held quota and were not released when the daemon stopped (their
+  /// open_cycle records; and, from stores written before those existed, cycles with an evicted
+  /// but no released or finished milestone): a Workload requeued meanwhile no longer shows them,
+  /// and their pods are gone, so their end and lost work would be lost (found by the fault soak,
+  /// reclaim seed 4251, reclaim-improved seed 4248). Milestone keys are
+  /// ms/<cluster>/<uid>/<cycle>/<milestone>.
+  Status restoreOpenCycles() {
+    store::Query openQuery;
+    openQuery.kind = records::kOpenCycleKind;
+    openQuery.limit = 1000000;
+    auto open = store->query(openQuery);
+    if (!open.ok()) return Error{open.error()};
+    for (const auto& r : *open) {
+      auto c = records::openCycleFromJson(r.body);
+      if (!c) continue;
+      auto s = restoreCycle("ms/" + c->workload.cluster + "/" + c->workload.uid + "/" + c->cycleId + "/",
+                            c->workSince);
+      if (!s) return s;
+    }
     store::Query evictedQuery;
     evictedQuery.kind = records::kMilestoneKind;
     evictedQuery.keySuffix = "/evicted";
@@ -410,39 +425,45 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (!evicted.ok()) return Error{evicted.error()};
     for (const auto& e : *evicted) {
       const std::string prefix = e.key.substr(0, e.key.size() - std::string_view("evicted").size());
-      bool ended = false;
-      for (const char* end : {"released", "finished"}) {
-        auto has = store->contains(records::kMilestoneKind, prefix + end);
-        if (!has.ok()) return Error{has.error()};
-        ended = ended || *has;
-      }
-      if (ended) continue;
-      store::Query cycleQuery;
-      cycleQuery.kind = records::kMilestoneKind;
-      cycleQuery.keyPrefix = prefix;
-      auto stored = store->query(cycleQuery);
-      if (!stored.ok()) return Error{stored.error()};
-      std::vector<engine::MilestoneRecord> cycle;
-      for (const auto& r : *stored) {
-        auto m = records::milestoneFromJson(r.body);
-        auto kind = m ? engine::milestoneFromName(m->milestone) : std::nullopt;
-        if (!kind) continue;
-        engine::MilestoneRecord mr;
-        mr.key = r.key;
-        mr.workload = m->workload;
-        mr.cycleId = m->cycleId;
-        mr.milestone = *kind;
-        mr.eventTime = m->eventTime;
-        mr.observedAt = m->eventTime;
-        mr.executionCluster = m->executionCluster;
-        mr.signal = m->signal;
-        mr.proxy = m->proxy;
-        mr.reason = m->reason;
-        mr.gpus = m->gpus;
-        cycle.push_back(std::move(mr));
-      }
-      engine.restoreCycle(cycle);
+      auto s = restoreCycle(prefix, std::nullopt);
+      if (!s) return s;
     }
+    return Ok{};
+  }
+
+  /// Gives the engine the stored milestones of one cycle (keys starting with `prefix`) unless it
+  /// was released or finished.
+  Status restoreCycle(const std::string& prefix, std::optional<SystemTime> workSince) {
+    for (const char* end : {"released", "finished"}) {
+      auto has = store->contains(records::kMilestoneKind, prefix + end);
+      if (!has.ok()) return Error{has.error()};
+      if (*has) return Ok{};
+    }
+    store::Query cycleQuery;
+    cycleQuery.kind = records::kMilestoneKind;
+    cycleQuery.keyPrefix = prefix;
+    auto stored = store->query(cycleQuery);
+    if (!stored.ok()) return Error{stored.error()};
+    std::vector<engine::MilestoneRecord> cycle;
+    for (const auto& r : *stored) {
+      auto m = records::milestoneFromJson(r.body);
+      auto kind = m ? engine::milestoneFromName(m->milestone) : std::nullopt;
+      if (!kind) continue;
+      engine::MilestoneRecord mr;
+      mr.key = r.key;
+      mr.workload = m->workload;
+      mr.cycleId = m->cycleId;
+      mr.milestone = *kind;
+      mr.eventTime = m->eventTime;
+      mr.observedAt = m->eventTime;
+      mr.executionCluster = m->executionCluster;
+      mr.signal = m->signal;
+      mr.proxy = m->proxy;
+      mr.reason = m->reason;
+      mr.gpus = m->gpus;
+      cycle.push_back(std::move(mr));
+    }
+    engine.restoreCycle(cycle, workSince);
     return Ok{};
   }
 

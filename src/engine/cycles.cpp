@@ -334,14 +334,17 @@ void MilestoneEngine::State::deriveCycles(LogicalWorkload& lw, const LocalWorklo
   fillCycle(lw, lw.cycles.back(), h, std::nullopt);
 }
 
-// --- restored cycles --------------------------------------------------------------------------
+// --- restored and persisted open cycles ------------------------------------------------------
 
-// A cycle evicted but not released when the previous process stopped. Once the Workload is
-// requeued its object shows only the new cycle, so without this a restart between eviction and
-// release loses the old cycle's release (and evicted_to_released) and its lost work: with it, the
-// relisted object's QuotaReserved=False/Requeued conditions finish the old cycle exactly as an
-// uninterrupted process would have (deriveCycles). What was restored was committed, i.e. emitted.
-void MilestoneEngine::State::restoreCycle(const std::vector<MilestoneRecord>& milestones) {
+// A cycle that had quota and was not released when the previous process stopped. Once its
+// Workload is requeued the object shows only the new cycle, so without this a restart before the
+// release loses the old cycle's end (evicted, preempted, released, evicted_to_released) and its
+// lost work; with it, the relisted object's Evicted/QuotaReserved=False/Requeued conditions
+// finish the old cycle exactly as an uninterrupted process would have (deriveCycles), and
+// `workSince` (from its OpenCycleRecord) stands for its pods' first work and checkpoints if they
+// are gone. What was restored was committed, i.e. emitted.
+void MilestoneEngine::State::restoreCycle(const std::vector<MilestoneRecord>& milestones,
+                                          std::optional<SystemTime> restoredSince) {
   if (milestones.empty()) return;
   const MilestoneRecord& first = milestones.front();
   if (first.workload.uid.empty() || first.cycleId.empty() || cluster(first.workload.cluster) == nullptr) {
@@ -371,22 +374,74 @@ void MilestoneEngine::State::restoreCycle(const std::vector<MilestoneRecord>& mi
     if (cy.clusterQueue.empty()) cy.clusterQueue = r.workload.clusterQueue;
     cy.set(r.milestone, std::move(v));
   }
-  // Only what a restart cannot derive again: an evicted cycle still holding quota. Its queued
-  // milestone is its identity (deriveCycles compares it with the object's current cycle).
-  if (!cy.has(Milestone::Queued) || !cy.has(Milestone::Evicted) || cy.has(Milestone::Released) ||
+  // Only what a restart cannot derive again: a cycle holding quota. Its queued milestone is its
+  // identity (deriveCycles compares it with the object's current cycle).
+  if (!cy.has(Milestone::Queued) || !cy.has(Milestone::Reserved) || cy.has(Milestone::Released) ||
       cy.has(Milestone::Finished)) {
     return;
   }
+  const SystemTime queued = *cy.time(Milestone::Queued);
+  cy.podsSince = queued;  // its pods were created after it was queued
+  cy.restoredWorkSince = restoredSince;
+  cy.persistedOpen = true;
+  cy.persistedWorkSince = restoredSince;
   for (const auto& def : kStages) {
     cy.stageEmitted[static_cast<size_t>(def.stage)] = cy.has(def.from) && cy.has(def.to);
   }
   cy.reservationToFirstWorkEmitted = cy.has(Milestone::Reserved) && cy.has(Milestone::FirstWork);
   const std::string key = nsName(first.workload.cluster, first.workload.uid);
   auto it = restoredCycles.find(key);
-  // One per workload: the latest (an earlier one was released in a way the store missed).
-  if (it == restoredCycles.end() || *it->second.time(Milestone::Queued) < *cy.time(Milestone::Queued)) {
+  if (it != restoredCycles.end() && *it->second.time(Milestone::Queued) == queued) {
+    // Restored twice (its open record and its stored eviction): keep what is known.
+    if (!it->second.restoredWorkSince) {
+      it->second.restoredWorkSince = restoredSince;
+      it->second.persistedWorkSince = restoredSince;
+    }
+    return;
+  }
+  // One per workload: the latest (an earlier one ended in a way the store missed).
+  if (it == restoredCycles.end() || *it->second.time(Milestone::Queued) < queued) {
     restoredCycles[key] = std::move(cy);
   }
+}
+
+// Keeps the durable OpenCycleRecord of `cy` in step: open from its reservation until it is
+// released or finished (or its workload deleted, or a later cycle started), with its work-since.
+void MilestoneEngine::State::persistOpenCycle(LogicalWorkload& lw, Cycle& cy) {
+  const bool last = &cy == &lw.cycles.back();
+  const bool open = cy.has(Milestone::Reserved) && !cy.has(Milestone::Released) &&
+                    !cy.has(Milestone::Finished) && last && !lw.deleted;
+  if (!open) {
+    if (cy.persistedOpen) closeOpenCycle(lw.key, cy, lw.lastObservedAt);
+    return;
+  }
+  const std::optional<SystemTime> since =
+      workSince(lw, cy, cy.time(Milestone::Evicted).value_or(SystemTime::max()));
+  if (cy.persistedOpen && since == cy.persistedWorkSince) return;
+  cy.persistedOpen = true;
+  cy.persistedWorkSince = since;
+  OpenCycleRecord r;
+  r.key = "oc/" + lw.cluster + "/" + lw.uid + "/" + cy.id;
+  r.workload = ref(lw, &cy);
+  r.cycleId = cy.id;
+  r.workSince = since;
+  r.observedAt = lw.lastObservedAt;
+  produced.openCycles.push_back(std::move(r));
+}
+
+void MilestoneEngine::State::closeOpenCycle(const std::string& lwKey, Cycle& cy,
+                                            SystemTime observedAt) {
+  cy.persistedOpen = false;
+  OpenCycleRecord r;
+  const size_t slash = lwKey.find('/');
+  r.workload.cluster = lwKey.substr(0, slash);
+  r.workload.uid = slash == std::string::npos ? std::string() : lwKey.substr(slash + 1);
+  r.key = "oc/" + lwKey + "/" + cy.id;
+  r.workload.clusterQueue = cy.clusterQueue;
+  r.cycleId = cy.id;
+  r.open = false;
+  r.observedAt = observedAt;
+  produced.openCycles.push_back(std::move(r));
 }
 
 // --- pod-side milestones ----------------------------------------------------------------------
@@ -577,6 +632,7 @@ void MilestoneEngine::State::settle(LogicalWorkload& lw) {
     emitStages(lw, cy);
     emitLinkedFirstWork(lw, cy);
     countInterrupted(lw, cy);
+    persistOpenCycle(lw, cy);
   }
   updateIntervals(lw);
   addRates(lw, -1);

@@ -164,9 +164,15 @@ void MilestoneEngine::State::onProbe(ClusterData& c, bool connected, SystemTime 
     for (auto& [key, lw] : logical) dirty.insert(key);
     // Its Workloads are all listed: a restored cycle whose Workload is not among them went while
     // the daemon was down (nothing tells when).
-    std::erase_if(restoredCycles, [&](const auto& r) {
-      return r.first.compare(0, c.config.name.size() + 1, c.config.name + "/") == 0;
-    });
+    // Its durable open record goes with it.
+    for (auto it = restoredCycles.begin(); it != restoredCycles.end();) {
+      if (it->first.compare(0, c.config.name.size() + 1, c.config.name + "/") != 0) {
+        ++it;
+        continue;
+      }
+      closeOpenCycle(it->first, it->second, observedAt);
+      it = restoredCycles.erase(it);
+    }
     return;
   }
   c.probe = ProbeState::Disconnected;

@@ -730,8 +730,9 @@ void MilestoneEngine::restoreIncident(const IncidentRecord& incident) {
 
 void MilestoneEngine::restoreReclaim(const ReclaimRecord& reclaim) { s_->restoreReclaim(reclaim); }
 
-void MilestoneEngine::restoreCycle(const std::vector<MilestoneRecord>& milestones) {
-  s_->restoreCycle(milestones);
+void MilestoneEngine::restoreCycle(const std::vector<MilestoneRecord>& milestones,
+                                   std::optional<SystemTime> workSince) {
+  s_->restoreCycle(milestones, workSince);
 }
 
 Outputs MilestoneEngine::advance(SystemTime now) {

@@ -51,9 +51,16 @@ int64_t MilestoneEngine::State::totalDevices(const LogicalWorkload& lw) const {
 std::optional<SystemTime> MilestoneEngine::State::workSince(const LogicalWorkload& lw,
                                                             const Cycle& cy,
                                                             SystemTime until) const {
+  const auto pods = cyclePods(lw, cy, true);
+  if (cy.restored && pods.empty()) {
+    // Its pods went while the daemon was down: what the previous process knew of them (first
+    // work alone would miss their checkpoints). Unknown stays unknown.
+    const auto& rs = cy.restoredWorkSince;
+    return rs && *rs <= until ? rs : std::nullopt;
+  }
   std::optional<SystemTime> since;
   if (auto fw = cy.time(Milestone::FirstWork); fw && *fw <= until) since = fw;
-  for (const PodRecord* p : cyclePods(lw, cy, true)) {
+  for (const PodRecord* p : pods) {
     const auto& cp = p->signals.lastCheckpoint;
     if (cp && *cp <= until && (!since || *cp > *since)) since = cp;
   }
@@ -86,12 +93,6 @@ void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
       return;
     }
     if (!podsKnown) stored = restored->second;
-  }
-  // A restored cycle whose pods went while the daemon was down and that no reclaim recorded:
-  // its checkpoints are unknown, and first work alone would overstate the loss.
-  if (cy.restored && !podsKnown && !stored) {
-    cy.interruptedCounted = true;
-    return;
   }
   if (!stored && lw.devices.empty() && lw.devicesUnresolved) return;
   cy.interruptedCounted = true;
@@ -206,8 +207,7 @@ ReclaimVictim MilestoneEngine::State::victimFigures(const VictimRef& v) const {
     out.workload = ref(lw, cy);
     out.gpus = totalDevices(lw);
     podsKnown = cy != nullptr && !cyclePods(lw, *cy, true).empty();
-    // A restored cycle without its pods knows its first work but not its checkpoints.
-    if (cy != nullptr && (podsKnown || !cy->restored)) out.workSince = workSince(lw, *cy, v.evictedAt);
+    if (cy != nullptr) out.workSince = workSince(lw, *cy, v.evictedAt);
     if (out.workSince && *out.workSince < v.evictedAt) {
       out.interruptedGpuSeconds =
           static_cast<double>(out.gpus) * toSeconds(v.evictedAt - *out.workSince);

@@ -170,6 +170,19 @@ std::optional<StoredMilestone> milestoneFromJson(const std::string& body) {
   return m;
 }
 
+std::optional<engine::OpenCycleRecord> openCycleFromJson(const std::string& body) {
+  auto j = parseObject(body);
+  if (j.is_discarded()) return std::nullopt;
+  engine::OpenCycleRecord c;
+  if (auto w = j.find("workload"); w != j.end()) c.workload = workloadFromJson(*w);
+  c.cycleId = stringField(j, "cycle_id");
+  if (c.workload.cluster.empty() || c.workload.uid.empty() || c.cycleId.empty()) return std::nullopt;
+  c.key = "oc/" + c.workload.cluster + "/" + c.workload.uid + "/" + c.cycleId;
+  c.workSince = timeField(j, "work_since");
+  c.observedAt = timeField(j, "observed_at").value_or(SystemTime{});
+  return c;
+}
+
 std::optional<engine::Observation> observationFromJson(const std::string& key,
                                                        const std::string& body) {
   auto j = parseObject(body);

@@ -187,6 +187,21 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
       recs.push_back(std::move(d));
     }
   }
+  for (const auto& c : out.openCycles) {
+    PendingRecord p;
+    if (c.open) {
+      json body{{"workload", workloadJson(c.workload, r)},
+                {"cycle_id", c.cycleId},
+                {"work_since", timeOrNull(c.workSince)},
+                {"observed_at", formatRfc3339(c.observedAt)}};
+      p.record = store::Record{kOpenCycleKind, c.key, c.workload.cluster, c.workload.clusterQueue,
+                               c.observedAt, body.dump(), store::WriteMode::Upsert};
+    } else {
+      p.record = store::Record{kOpenCycleKind, c.key, c.workload.cluster, c.workload.clusterQueue,
+                               c.observedAt, "", store::WriteMode::Remove};
+    }
+    recs.push_back(std::move(p));
+  }
   for (const auto& d : out.duplicates) {
     PendingRecord p;
     json clusters = d.clusters;

@@ -148,20 +148,25 @@ class SqliteStore final : public Store {
                 "ON CONFLICT(kind,key) DO UPDATE SET cluster=excluded.cluster, "
                 "cluster_queue=excluded.cluster_queue, time_ms=excluded.time_ms, body=excluded.body "
                 "WHERE records.body IS NOT excluded.body;");
-    if (!insertOnce.ok() || !upsert.ok()) {
+    Stmt remove(db_, "DELETE FROM records WHERE kind=?1 AND key=?2;");
+    if (!insertOnce.ok() || !upsert.ok() || !remove.ok()) {
       auto e = error("prepare write");
       rollback();
       return e;
     }
     for (const auto& r : records) {
-      Stmt& st = r.mode == WriteMode::InsertOnce ? insertOnce : upsert;
+      Stmt& st = r.mode == WriteMode::InsertOnce ? insertOnce
+                 : r.mode == WriteMode::Upsert   ? upsert
+                                                 : remove;
       st.reset();
       st.text(1, r.kind);
       st.text(2, r.key);
-      st.text(3, r.cluster);
-      st.text(4, r.clusterQueue);
-      st.integer(5, toMillis(r.time));
-      st.text(6, r.body);
+      if (r.mode != WriteMode::Remove) {
+        st.text(3, r.cluster);
+        st.text(4, r.clusterQueue);
+        st.integer(5, toMillis(r.time));
+        st.text(6, r.body);
+      }
       if (st.step() != SQLITE_DONE) {
         auto e = error(fmt::format("write {} {}", r.kind, r.key));
         rollback();
@@ -260,6 +265,10 @@ class MemoryStore final : public Store {
   Result<std::vector<bool>> commit(const std::vector<Record>& records) override {
     std::vector<bool> changed;
     for (const auto& r : records) {
+      if (r.mode == WriteMode::Remove) {
+        changed.push_back(rows_.erase({r.kind, r.key}) > 0);
+        continue;
+      }
       auto [it, inserted] = rows_.try_emplace({r.kind, r.key}, r);
       if (!inserted && r.mode == WriteMode::Upsert && it->second.body != r.body) {
         it->second = r;

@@ -75,18 +75,20 @@ class MilestoneEngine {
   /// counted by the previous process and is NOT counted again; one first seen still holding
   /// quota (the daemon died between eviction and release) is counted here at its release.
   void restoreReclaim(const ReclaimRecord& reclaim);
-  /// Re-opens an admission cycle that was evicted but not yet released when the daemon stopped,
+  /// Re-opens an admission cycle that held quota and was not released when the daemon stopped,
   /// from its stored milestones (all of one workload's cycle: same workload cluster/uid and
-  /// cycleId; others are ignored). A Workload requeued meanwhile shows only its new cycle, so
-  /// without this the old cycle's release, evicted_to_released and lost work would be lost; with
-  /// it the relisted object finishes the old cycle as an uninterrupted process would have. The
-  /// restored milestones count as emitted. Ignored unless the records include queued and evicted
-  /// and neither released nor finished, or for an unknown cluster. Held until the workload's
-  /// home cluster reports onConnection(true) (all listed): a Workload not listed by then is gone.
-  /// Call before the first advance; the cycle's lost work then counts at its release with the
-  /// restored reclaim's figure for the victim (restoreReclaim first), and is not counted without
-  /// one when the cycle's pods are gone (their checkpoints are unknown).
-  void restoreCycle(const std::vector<MilestoneRecord>& milestones);
+  /// cycleId; others are ignored) and the work-since of its OpenCycleRecord (nullopt: unknown).
+  /// A Workload requeued meanwhile shows only its new cycle, and the old cycle's pods are gone,
+  /// so without this the old cycle's eviction, release, evicted_to_released and lost work would
+  /// be lost; with it the relisted object finishes the old cycle as an uninterrupted process
+  /// would have. The restored milestones count as emitted. Ignored unless the records include
+  /// queued and reserved and neither released nor finished, or for an unknown cluster. Held
+  /// until the workload's home cluster reports onConnection(true) (all listed): a Workload not
+  /// listed by then is gone, and its OpenCycleRecord is closed. Call before the first advance
+  /// (after restoreReclaim: a restored victim's lost work then counts at its release with the
+  /// reclaim's figure when the cycle's pods are gone).
+  void restoreCycle(const std::vector<MilestoneRecord>& milestones,
+                    std::optional<SystemTime> workSince = std::nullopt);
   /// Processes what was fed since the last call, runs time-driven logic up to `now` (stuck,
   /// budgets, incident closes, live integrals) and returns everything produced since the last call.
   Outputs advance(SystemTime now);

@@ -271,15 +271,31 @@ struct DuplicateExecution {
 };
 
 /// Everything produced since the previous MilestoneEngine::advance, in production order.
+/// What a restart cannot derive again about an admission cycle that holds (or held) quota and
+/// has not been released: once its Workload is requeued the object no longer shows the cycle, and
+/// once its pods are gone their checkpoints are unknown. Emitted when a cycle is reserved, when
+/// its work-since changes and when it ends (`open` false: the durable copy goes). The daemon
+/// stores the open ones and gives them back with MilestoneEngine::restoreCycle().
+struct OpenCycleRecord {
+  std::string key;  // "oc/<cluster>/<uid>/<cycle id>"
+  WorkloadRef workload;
+  std::string cycleId;
+  bool open = true;
+  /// max(first work, last checkpoint) up to its eviction, as far as known.
+  std::optional<SystemTime> workSince;
+  SystemTime observedAt{};
+};
+
 struct Outputs {
   std::vector<MilestoneRecord> milestones;
   std::vector<Observation> observations;
   std::vector<IncidentRecord> incidents;
   std::vector<ReclaimRecord> reclaims;
   std::vector<DuplicateExecution> duplicates;
+  std::vector<OpenCycleRecord> openCycles;
   bool empty() const {
     return milestones.empty() && observations.empty() && incidents.empty() && reclaims.empty() &&
-           duplicates.empty();
+           duplicates.empty() && openCycles.empty();
   }
 };
 

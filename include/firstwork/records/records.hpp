@@ -29,6 +29,7 @@ inline constexpr const char* kReclaimKind = "reclaim";          // /api/v1/recla
 inline constexpr const char* kReclaimClosedKind = "reclaim_closed";    // counted once
 inline constexpr const char* kDuplicateKind = "duplicate";      // duplicate executions
 inline constexpr const char* kGpuSecondsKind = "gpu_seconds";   // GPU-seconds by state, report
+inline constexpr const char* kOpenCycleKind = "open_cycle";     // restart: cycles not released
 
 /// What one engine step writes: the records, and for each record what the exporter does with it
 /// once the store confirms it is new.
@@ -82,6 +83,11 @@ struct StoredMilestone {
 };
 /// nullopt without a workload uid, a milestone name or a valid event time.
 std::optional<StoredMilestone> milestoneFromJson(const std::string& body);
+
+/// An open admission cycle as stored (engine::OpenCycleRecord; its milestones are the milestone
+/// records keyed ms/<cluster>/<uid>/<cycle id>/…). nullopt without workload cluster, uid or
+/// cycle id.
+std::optional<engine::OpenCycleRecord> openCycleFromJson(const std::string& body);
 
 /// A histogram sample as stored (`key` is the record's key, not in the body). nullopt for an
 /// unknown histogram name, or without seconds or event time.

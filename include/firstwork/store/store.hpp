@@ -17,6 +17,9 @@ enum class WriteMode : uint8_t {
   InsertOnce,
   /// Replace the stored record (e.g. an incident that goes from open to recovered).
   Upsert,
+  /// Delete the stored record (kind, key) if there is one; the write reports whether there was.
+  /// For state that matters only while it lasts (an admission cycle's open state).
+  Remove,
 };
 
 /// One durable fact. `kind` is a small fixed vocabulary (`milestone`, `observation`, `incident`,

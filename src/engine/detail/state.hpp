@@ -132,9 +132,14 @@ struct Cycle {
   bool capacityChecked = false;
   bool withoutCapacity = false;
   bool interruptedCounted = false;
-  /// Restored from the store (restoreCycle): evicted, not yet released when the previous process
-  /// stopped, so that process did not count its lost work.
+  /// Restored from the store (restoreCycle): open (not released) when the previous process
+  /// stopped, so that process did not count its lost work; its pods may be gone, and then
+  /// restoredWorkSince stands for what they showed.
   bool restored = false;
+  std::optional<SystemTime> restoredWorkSince;
+  // What the last OpenCycleRecord said (persistOpenCycle emits on change).
+  bool persistedOpen = false;
+  std::optional<SystemTime> persistedWorkSince;
   std::optional<StuckReason> stuck;
   std::optional<SystemTime> excludedFrom;  // workload-caused stuck: out of incident figures from here
   std::vector<IncidentLink> incidents;
@@ -423,7 +428,9 @@ struct MilestoneEngine::State {
   void emitMilestones(LogicalWorkload& lw, Cycle& cy);
   void emitStages(LogicalWorkload& lw, Cycle& cy);
   void emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy);
-  void restoreCycle(const std::vector<MilestoneRecord>& milestones);
+  void restoreCycle(const std::vector<MilestoneRecord>& milestones, std::optional<SystemTime> workSince);
+  void persistOpenCycle(LogicalWorkload& lw, Cycle& cy);
+  void closeOpenCycle(const std::string& lwKey, Cycle& cy, SystemTime observedAt);
   std::vector<const PodRecord*> cyclePods(const LogicalWorkload& lw, const Cycle& cy,
                                           bool includeDeleted) const;
   std::string executionCluster(const LogicalWorkload& lw, const Cycle& cy) const;

@@ -430,6 +430,15 @@ class Harness {
     all.incidents.insert(all.incidents.end(), o.incidents.begin(), o.incidents.end());
     all.reclaims.insert(all.reclaims.end(), o.reclaims.begin(), o.reclaims.end());
     all.duplicates.insert(all.duplicates.end(), o.duplicates.begin(), o.duplicates.end());
+    all.openCycles.insert(all.openCycles.end(), o.openCycles.begin(), o.openCycles.end());
+  }
+  /// The last OpenCycleRecord of workload `uid` (what the store holds for it), if any.
+  std::optional<engine::OpenCycleRecord> openCycle(const std::string& uid) const {
+    std::optional<engine::OpenCycleRecord> last;
+    for (const auto& c : all.openCycles) {
+      if (c.workload.uid == uid) last = c;
+    }
+    return last;
   }
 
   std::vector<engine::MilestoneRecord> milestones(const std::string& uid) const {

@@ -447,8 +447,8 @@ TEST_CASE("A cycle evicted before the restart and released after it is finished 
     REQUIRE(!a.milestone("b-run-" + std::to_string(8 + k), Milestone::Released));
     b.e.restoreCycle(stored);
   }
-  // A cycle that was not evicted is not restored (the relisted object shows it): b-run-1 keeps
-  // one cycle, its milestones not emitted again.
+  // A running cycle restored too is the relisted object's current cycle: b-run-1 keeps one
+  // cycle, its milestones not emitted again.
   b.e.restoreCycle(a.milestones("b-run-1"));
   // B starts at +100 s: the victims are requeued, their pods gone.
   play(b, restartedAt(reclaimDrill(seconds(720)), kKill), {seconds(2400)});
@@ -479,9 +479,63 @@ TEST_CASE("A cycle evicted before the restart and released after it is finished 
     REQUIRE(r->victims.size() == 1);
     CHECK(r->victims[0].interruptedGpuSeconds == Approx(630));  // 1 GPU × (30 − (−600)) s
   }
-  CHECK(b.milestone("b-run-1", Milestone::Reserved, 0));
-  CHECK(!b.milestone("b-run-1", Milestone::Queued, 1));
+  CHECK(b.milestones("b-run-1").empty());
   // A counted nothing (no release yet); B counts each victim once at its release, with A's figure
   // (B never sees the pods and their −600 s checkpoints): 4 × 630 = 2,520 GPU-seconds.
+  CHECK(interruptedTotal(b.e.snapshot()) == Approx(2520));
+}
+
+// Found by the fault soak (reclaim-improved, seed 4248): the manager's watches were down from
+// before the victims' eviction until after their release, then the daemon was killed. The next
+// life saw only requeued victims: no eviction, no release, and 0 lost work, because the cycle
+// the victims lost (and their checkpoints) were known only to the dead process. Their open
+// cycles are now durable (OpenCycleRecord, with work-since) and restored.
+TEST_CASE("An open cycle whose eviction and release happened unseen is finished after a restart", "[engine][restart]") {
+  // A saw everything up to +20 s: the victims running, their checkpoints at −600 s.
+  Harness a = killedAt(seconds(20));
+  Harness b(standaloneConfig("c1"));
+  for (int k = 1; k <= 4; ++k) {
+    const std::string uid = "b-run-" + std::to_string(8 + k);
+    INFO(uid);
+    CHECK(!a.reclaim(reclaimId(k)));  // A never saw the preemption
+    auto open = a.openCycle(uid);
+    REQUIRE(open);
+    CHECK(open->open);
+    REQUIRE(open->workSince);
+    CHECK(*open->workSince == at(seconds(-600)));  // max(first work −1800 s, checkpoint −600 s)
+    b.e.restoreCycle(a.milestones(uid), open->workSince);
+  }
+  // B starts at +100 s: the victims were evicted (+30 s), their pods deleted (+55 s), quota
+  // released and requeued (+60 s) while nobody watched.
+  play(b, restartedAt(reclaimDrill(seconds(720)), kKill), {seconds(2400)});
+  const std::string cycle = ms(at(seconds(-2400)));
+  for (int k = 1; k <= 4; ++k) {
+    const std::string uid = "b-run-" + std::to_string(8 + k);
+    INFO(uid);
+    for (auto [m, t] : {std::pair{Milestone::Evicted, 30}, {Milestone::Preempted, 30}, {Milestone::Released, 60}}) {
+      auto got = b.milestone(uid, m, 0);
+      REQUIRE(got);
+      CHECK(got->cycleId == cycle);
+      CHECK(got->eventTime == at(seconds(t)));
+    }
+    auto stage = b.observation("obs/stage/evicted_to_released/c1/" + uid + "/" + cycle);
+    REQUIRE(stage);
+    CHECK(stage->seconds == Approx(30));  // 60 − 30
+    auto r = b.reclaim(reclaimId(k));
+    REQUIRE(r);
+    CHECK(r->outcome == ReclaimOutcome::Completed);
+    REQUIRE(r->victims.size() == 1);
+    CHECK(r->victims[0].cycleId == cycle);
+    REQUIRE(r->victims[0].workSince);
+    CHECK(*r->victims[0].workSince == at(seconds(-600)));
+    CHECK(r->victims[0].interruptedGpuSeconds == Approx(630));  // 1 GPU × (30 − (−600)) s
+    // The ended cycle's durable open record goes; the new cycle (queued +60 s) has none until
+    // it is reserved.
+    auto last = b.openCycle(uid);
+    REQUIRE(last);
+    CHECK(!last->open);
+    CHECK(last->cycleId == cycle);
+  }
+  // B counts the lost work at the releases it now sees: 4 × 630 = 2,520 GPU-seconds.
   CHECK(interruptedTotal(b.e.snapshot()) == Approx(2520));
 }

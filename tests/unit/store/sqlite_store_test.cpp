@@ -92,9 +92,18 @@ void checkSemantics(Store& s) {
   CHECK(keys("ms/w1/u_/", "/evicted") == std::vector<std::string>{"ms/w1/u_/7/evicted"});
   CHECK(keys("ms/w1/u1/", "/queued") == std::vector<std::string>{"ms/w1/u1/7/queued"});
   CHECK(keys("ms/w2/", "").empty());
-  auto pruned = s.prune(at(20));  // a (10), i1 (5) and the four milestones (1-4) go
+  // Remove deletes (kind, key) and says whether there was one; an Upsert can bring it back.
+  auto removed = s.commit({rec("open_cycle", "oc/1", 3, "{}", WriteMode::Upsert),
+                           rec("open_cycle", "oc/1", 3, "", WriteMode::Remove),
+                           rec("open_cycle", "oc/2", 3, "", WriteMode::Remove)});
+  REQUIRE(removed.ok());
+  CHECK(*removed == std::vector<bool>{true, true, false});
+  CHECK_FALSE(*s.contains("open_cycle", "oc/1"));
+  REQUIRE(s.commit({rec("open_cycle", "oc/1", 3, "{\"a\":1}", WriteMode::Upsert)}).ok());
+  CHECK(*s.contains("open_cycle", "oc/1"));
+  auto pruned = s.prune(at(20));  // a (10), i1 (5), the four milestones (1-4) and oc/1 (3) go
   REQUIRE(pruned.ok());
-  CHECK(*pruned == 6);
+  CHECK(*pruned == 7);
   CHECK_FALSE(*s.contains("observation", "a"));
   CHECK(*s.contains("observation", "b"));
 }
