@@ -283,18 +283,19 @@ std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name
   std::vector<NodeResourceMode> out;
   for (const auto& [name, state] : clusters_) {
     if (!cluster_name.empty() && name != cluster_name) continue;
-    for (const auto& [node_name, node] : state.nodes) {
-      for (const auto& [resource, milli] : node.allocatable) {
-        if (!resource.starts_with(kNvidiaLabelPrefix)) continue;
+    fresh(name);  // the labels are read once per node change, not per call
+    for (const auto& [node_name, part] : state.nodeParts) {
+      for (const auto& r : part.resources) {
+        if (!r.resource.starts_with(kNvidiaLabelPrefix)) continue;
         NodeResourceMode m;
         m.cluster = name;
         m.node = node_name;
-        m.resource = resource;
-        m.sharing = sharingOf(node, resource);
-        m.deviceClass = sharingClass(resource, m.sharing).value_or(std::string());
-        m.units = wholeUnits(milli);
+        m.resource = r.resource;
+        m.sharing = r.sharing;
+        m.deviceClass = r.deviceClass.value_or(std::string());
+        m.units = r.units;
         if (!m.deviceClass.empty() && m.deviceClass.ends_with(kSharedClassSuffix)) {
-          m.physicalDevices = physicalBehind(m.units, m.sharing);
+          m.physicalDevices = r.physical;
         }
         out.push_back(std::move(m));
       }
@@ -491,12 +492,18 @@ void Inventory::recountNode(const ClusterState& state, const std::string& node_n
       for (const auto& [resource, milli] : record->allocatable) {
         NodeResource r;
         r.resource = resource;
-        r.deviceClass = extendedClass(resource, record);
         r.units = wholeUnits(milli);
+        if (resource.starts_with(kNvidiaLabelPrefix)) {
+          r.sharing = sharingOf(*record, resource);
+          r.deviceClass = sharingClass(resource, r.sharing);
+        } else {
+          r.deviceClass = resource;
+        }
         if (r.deviceClass && *r.deviceClass != resource) serve(state, resource, *r.deviceClass, +1);
-        if (r.units > 0 && r.deviceClass && r.deviceClass->ends_with(kSharedClassSuffix)) {
+        if (r.deviceClass && r.deviceClass->ends_with(kSharedClassSuffix)) {
           // Shares: report the devices behind them, never count them as devices.
-          r.physical = physicalBehind(r.units, sharingOf(*record, resource));
+          r.physical = physicalBehind(
+              r.units, resource.starts_with(kNvidiaLabelPrefix) ? r.sharing : sharingOf(*record, resource));
         }
         part.resources.push_back(std::move(r));
       }
@@ -595,6 +602,15 @@ void Inventory::recountPool(std::string_view cluster_name, const ClusterState& s
     std::optional<UnavailableReason> reason = view.poolReason;
     if (!reason && !view.nodeName.empty()) reason = nodeReason(state, view.nodeName);
     if (!reason && view.tainted) reason = UnavailableReason::Tainted;
+    PoolStatus& pool = next.figures;
+    ++pool.devices;
+    if (view.device->consumesCounters) ++pool.partitionDevices;
+    if (reason) {
+      ++pool.unavailable;
+      ++pool.unavailableByReason[static_cast<size_t>(*reason)];
+    } else {
+      ++pool.usable;
+    }
     auto device_class = classifyDevice(view.driver, *view.device);
     if (!device_class) {
       UnclassifiedSums& u = next.applied.unclassifiedOf(view.driver);
@@ -770,12 +786,27 @@ std::vector<UnclassifiedFigures> Inventory::unclassified() const {
 }
 
 std::vector<PoolStatus> Inventory::pools() const {
-  return tracker_.pools([this](std::string_view cluster_name,
-                               std::string_view node) -> std::optional<UnavailableReason> {
-    const ClusterState* state = findCluster(cluster_name);
-    if (state == nullptr) return UnavailableReason::NodeNotReady;
-    return nodeReason(*state, node);
-  });
+  // Device figures as each pool's last count left them (a pool is recounted when its slices or
+  // the nodes they name change), not a pass over every device of the estate per call.
+  std::vector<PoolStatus> out = tracker_.poolHeaders();
+  const ClusterState* state = nullptr;
+  const std::string* current = nullptr;  // pools are sorted by cluster first
+  for (auto& s : out) {
+    if (current == nullptr || *current != s.cluster) {
+      current = &s.cluster;
+      state = fresh(s.cluster);
+    }
+    if (state == nullptr) continue;
+    auto part = state->poolParts.find(PoolId{s.driver, s.pool});
+    if (part == state->poolParts.end()) continue;
+    const PoolStatus& f = part->second.figures;
+    s.devices = f.devices;
+    s.usable = f.usable;
+    s.unavailable = f.unavailable;
+    s.unavailableByReason = f.unavailableByReason;
+    s.partitionDevices = f.partitionDevices;
+  }
+  return out;
 }
 
 InventorySnapshot Inventory::snapshot() const {

@@ -86,7 +86,7 @@ bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
     pool.pool = pool_key[2];
     pool.since = effective;
     // The counter series exists from the first pool of a driver on, starting at zero.
-    incomplete_ns_.try_emplace({pool.cluster, pool.driver}, std::chrono::nanoseconds{0});
+    driver_time_.try_emplace({pool.cluster, pool.driver});
   }
   pool.slices.insert_or_assign(slice.meta.name, slice);
   slice_index_[key] = pool_key;
@@ -102,6 +102,7 @@ void PoolTracker::removeSlice(const SliceKey& key, SystemTime at) {
   if (pit == pools_.end()) return;
   pit->second.slices.erase(key[1]);
   if (pit->second.slices.empty()) {
+    countNotComplete(pit->second, -1);
     pools_.erase(pit);
   } else {
     evaluate(pit->second, at, false);
@@ -155,7 +156,9 @@ void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
                  : duplicate ? PoolProblem::DuplicateDeviceNames
                              : PoolProblem::None;
   if (created || state != pool.state) pool.since = at;
+  countNotComplete(pool, -1);  // a new pool starts complete, so this counts nothing
   pool.state = state;
+  countNotComplete(pool, +1);
 }
 
 void PoolTracker::advanceTo(SystemTime at) {
@@ -166,20 +169,29 @@ void PoolTracker::advanceTo(SystemTime at) {
   }
   if (at <= now_) return;
   const auto dt = std::chrono::duration_cast<std::chrono::nanoseconds>(at - now_);
-  for (const auto& [key, pool] : pools_) {
-    if (pool.state != PoolState::Complete) incomplete_ns_[{pool.cluster, pool.driver}] += dt;
-  }
+  for (auto& [key, time] : driver_time_) time.incomplete += dt * time.notComplete;
   now_ = at;
 }
 
 void PoolTracker::clearCluster(std::string_view cluster, SystemTime at) {
   advanceTo(at);
   for (auto it = pools_.begin(); it != pools_.end();) {
-    it = it->first[0] == cluster ? pools_.erase(it) : std::next(it);
+    if (it->first[0] != cluster) {
+      ++it;
+      continue;
+    }
+    countNotComplete(it->second, -1);
+    it = pools_.erase(it);
   }
   for (auto it = slice_index_.begin(); it != slice_index_.end();) {
     it = it->first[0] == cluster ? slice_index_.erase(it) : std::next(it);
   }
+}
+
+void PoolTracker::countNotComplete(const Pool& pool, int64_t sign) {
+  if (pool.state == PoolState::Complete) return;
+  auto it = driver_time_.find({pool.cluster, pool.driver});
+  if (it != driver_time_.end()) it->second.notComplete += sign;
 }
 
 template <typename Fn>
@@ -229,7 +241,7 @@ void PoolTracker::visitDevices(const Pool& pool, Fn&& fn) const {
   }
 }
 
-std::vector<PoolStatus> PoolTracker::pools(const NodeReasonFn& nodeReason) const {
+std::vector<PoolStatus> PoolTracker::poolHeaders() const {
   std::vector<PoolStatus> out;
   out.reserve(pools_.size());
   for (const auto& [key, pool] : pools_) {
@@ -244,23 +256,32 @@ std::vector<PoolStatus> PoolTracker::pools(const NodeReasonFn& nodeReason) const
     s.state = pool.state;
     s.problem = pool.problem;
     s.since = pool.since;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<PoolStatus> PoolTracker::pools(const NodeReasonFn& nodeReason) const {
+  std::vector<PoolStatus> out = poolHeaders();
+  auto s = out.begin();
+  for (const auto& [key, pool] : pools_) {
     visitDevices(pool, [&](const DeviceView& view) {
-      ++s.devices;
-      if (view.device->consumesCounters) ++s.partitionDevices;
+      ++s->devices;
+      if (view.device->consumesCounters) ++s->partitionDevices;
       std::optional<UnavailableReason> reason = view.poolReason;
       if (!reason && nodeReason && !view.nodeName.empty()) {
         reason = nodeReason(view.cluster, view.nodeName);
       }
       if (!reason && view.tainted) reason = UnavailableReason::Tainted;
       if (reason) {
-        ++s.unavailable;
-        ++s.unavailableByReason[static_cast<size_t>(*reason)];
+        ++s->unavailable;
+        ++s->unavailableByReason[static_cast<size_t>(*reason)];
       } else {
-        ++s.usable;
+        ++s->usable;
       }
       return true;
     });
-    out.push_back(std::move(s));
+    ++s;
   }
   return out;
 }
@@ -282,9 +303,9 @@ std::vector<PoolCount> PoolTracker::poolCounts() const {
 
 std::vector<PoolSecondsTotal> PoolTracker::incompleteSeconds() const {
   std::vector<PoolSecondsTotal> out;
-  out.reserve(incomplete_ns_.size());
-  for (const auto& [key, total] : incomplete_ns_) {
-    out.push_back(PoolSecondsTotal{key[0], key[1], total});
+  out.reserve(driver_time_.size());
+  for (const auto& [key, time] : driver_time_) {
+    out.push_back(PoolSecondsTotal{key[0], key[1], time.incomplete});
   }
   return out;
 }

@@ -435,6 +435,7 @@ class Inventory {
     std::optional<std::string> deviceClass;  // nullopt: the node's sharing mode is unknown
     int64_t units = 0;
     int64_t physical = 0;  // devices behind the units when the class counts shares
+    NodeSharing sharing;   // NVIDIA resources: what the node's labels say (nodeModes)
   };
   /// Derived state of one node name (a known node, or one that pods are bound to).
   struct NodePart {
@@ -448,6 +449,7 @@ class Inventory {
     std::vector<std::string> deviceKeys;  // its entries in ClusterState::devices
     std::vector<std::string> nodes;       // node names its slices name (node verdicts)
     Contribution applied;
+    PoolStatus figures;  // devices, usable, unavailable (by reason), partitionDevices only
   };
   using PoolId = std::pair<std::string, std::string>;  // driver, pool
   struct ServingRefs {

@@ -168,6 +168,9 @@ class PoolTracker {
   /// unavailable figures reflect pool-level reasons and device taints only; the Inventory passes
   /// its node verdicts to complete them.
   std::vector<PoolStatus> pools(const NodeReasonFn& nodeReason = {}) const;
+  /// pools() without the device figures (devices, usable, unavailable and partitionDevices are
+  /// 0): the Inventory keeps those per pool and completes them without a pass over every device.
+  std::vector<PoolStatus> poolHeaders() const;
   /// Pool counts per (cluster, driver), sorted.
   std::vector<PoolCount> poolCounts() const;
   /// Incomplete-or-stale pool-seconds per (cluster, driver), sorted; integrated up to the last
@@ -214,12 +217,19 @@ class PoolTracker {
 
   void evaluate(Pool& pool, SystemTime at, bool created);
   void removeSlice(const SliceKey& key, SystemTime at);
+  void countNotComplete(const Pool& pool, int64_t sign);
   template <typename Fn>
   void visitDevices(const Pool& pool, Fn&& fn) const;
 
   std::map<PoolKey, Pool> pools_;
   std::map<SliceKey, PoolKey> slice_index_;  // where each slice lives
-  std::map<std::array<std::string, 2>, std::chrono::nanoseconds> incomplete_ns_;  // cluster, driver
+  /// Per (cluster, driver): pool-seconds integrated so far, and how many pools are not complete
+  /// now — so that advancing the integral costs the drivers, not a pass over every pool.
+  struct DriverTime {
+    std::chrono::nanoseconds incomplete{0};
+    int64_t notComplete = 0;
+  };
+  std::map<std::array<std::string, 2>, DriverTime> driver_time_;  // cluster, driver
   SystemTime now_{};
   bool started_ = false;
   uint64_t rejected_slices_ = 0;

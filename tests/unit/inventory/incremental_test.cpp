@@ -51,6 +51,15 @@ void check(const Inventory& inventory, const std::string& device_class, int64_t 
   CHECK(f->unavailable == total);
 }
 
+/// The detail of pool `name` (of driver gpu.nvidia.com on w1), as /api/v1/pools shows it.
+firstwork::inventory::PoolStatus poolStatus(const Inventory& inventory, const std::string& name) {
+  for (const auto& p : inventory.pools()) {
+    if (p.cluster == "w1" && p.pool == name) return p;
+  }
+  FAIL("no pool " << name);
+  return {};
+}
+
 model::ResourceClaim allocatedClaim(const std::string& name,
                                     std::vector<model::DeviceAllocation> results) {
   model::ResourceClaim c;
@@ -114,6 +123,10 @@ TEST_CASE("DRA pools: removal and re-add of a slice, a generation change, a cord
   // (by the request's DeviceClass) but on no usable device, so free = 4 − 1 (n1/gpu-3) = 3.
   REQUIRE(inventory.onSlice("w1", kDel, n2b, at(10)));
   check(inventory, gpu, 8, 4, 2, 3, {{UnavailableReason::PoolIncomplete, 4}});
+  auto n2 = poolStatus(inventory, "n2");
+  CHECK(n2.devices == 4);
+  CHECK(n2.usable == 0);
+  CHECK(n2.unavailableByReason[static_cast<size_t>(UnavailableReason::PoolIncomplete)] == 4);
 
   // n2-b back: the same figures as before it left.
   REQUIRE(inventory.onSlice("w1", kAdd, n2b, at(20)));
@@ -141,6 +154,13 @@ TEST_CASE("DRA pools: removal and re-add of a slice, a generation change, a cord
   cordoned.unschedulable = true;
   REQUIRE(inventory.onNode("w1", kMod, cordoned));
   check(inventory, gpu, 10, 2, 2, 2, {{UnavailableReason::NodeUnschedulable, 8}});
+  // The pools' detail follows the node: pool n2's 8 devices are cordoned, pool n1's 2 are not.
+  n2 = poolStatus(inventory, "n2");
+  CHECK(n2.devices == 8);
+  CHECK(n2.usable == 0);
+  CHECK(n2.unavailable == 8);
+  CHECK(n2.unavailableByReason[static_cast<size_t>(UnavailableReason::NodeUnschedulable)] == 8);
+  CHECK(poolStatus(inventory, "n1").usable == 2);
 
   // n2 deleted: its slices now name an unknown node, node_not_ready.
   REQUIRE(inventory.onNode("w1", kDel, node("n2")));
@@ -212,6 +232,18 @@ TEST_CASE("extended resources: pods and a node's sharing-mode change are added a
   CHECK(inventory.alsoServedBy("w1", whole) == std::vector<std::string>{shares});
   CHECK(inventory.physicalUsableByNode("w1", shares) ==
         std::map<std::string, int64_t, std::less<>>{{"g1", 4}});
+  // The node-mode view follows the labels: g1 time-sliced (16 shares over 4 GPUs), g2 exclusive.
+  const auto modes = inventory.nodeModes("w1");
+  REQUIRE(modes.size() == 2);
+  CHECK(modes[0].node == "g1");
+  CHECK(modes[0].sharing.mode == firstwork::inventory::SharingMode::TimeSlicing);
+  CHECK(modes[0].deviceClass == shares);
+  CHECK(modes[0].units == 16);
+  CHECK(modes[0].physicalDevices == 4);
+  CHECK(modes[1].node == "g2");
+  CHECK(modes[1].sharing.mode == firstwork::inventory::SharingMode::Exclusive);
+  CHECK(modes[1].deviceClass == whole);
+  CHECK(modes[1].physicalDevices == 0);
 
   // g1 NotReady: its 16 shares are node_not_ready; a node that is not usable frees nothing and
   // its devices are not usable (physicalUsable 0, physicalAllocated 0); p1 still holds 3.
@@ -258,4 +290,29 @@ TEST_CASE("extended resources: pods and a node's sharing-mode change are added a
   // p2 deleted: g1 alone, nothing held.
   REQUIRE(inventory.onPod("w1", kDel, pod("team", "p2", "g2")));
   check(inventory, whole, 4, 4, 0, 4);
+}
+
+TEST_CASE("pool-seconds incomplete are integrated from a running count of incomplete pools",
+          "[inventory][incremental]") {
+  firstwork::inventory::PoolTracker tracker;
+  const std::string gpu = "gpu.nvidia.com";
+  auto total = [&tracker] {
+    const auto seconds = tracker.incompleteSeconds();
+    REQUIRE(seconds.size() == 1);
+    return seconds[0].seconds();
+  };
+  // Pool A: 1 of 2 slices at 0 s (incomplete), whole at 100 s.
+  REQUIRE(tracker.onSlice("w1", kAdd, slice("a1", gpu, "A", 1, 2, gpus(1)), at(0)));
+  // Pool B: 1 of 2 slices at 50 s, deleted at 120 s while still incomplete.
+  REQUIRE(tracker.onSlice("w1", kAdd, slice("b1", gpu, "B", 1, 2, gpus(1)), at(50)));
+  REQUIRE(tracker.onSlice("w1", kAdd, slice("a2", gpu, "A", 1, 2, {gpuDevice("gpu-9")}), at(100)));
+  REQUIRE(tracker.onSlice("w1", kDel, slice("b1", gpu, "B", 1, 2, {}), at(120)));
+  tracker.advanceTo(at(200));
+  // A: 100 − 0 = 100; B: 120 − 50 = 70; nothing after 120 s: 170 pool-seconds.
+  CHECK(total() == Approx(170.0));
+  // Pool C incomplete from 250 s until the cluster is cleared at 300 s: + 50.
+  REQUIRE(tracker.onSlice("w1", kAdd, slice("c1", gpu, "C", 1, 3, gpus(1)), at(250)));
+  tracker.clearCluster("w1", at(300));
+  tracker.advanceTo(at(400));
+  CHECK(total() == Approx(220.0));
 }
