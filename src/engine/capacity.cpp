@@ -596,7 +596,10 @@ std::vector<std::tuple<SystemTime, SystemTime, int64_t>> MilestoneEngine::State:
 void MilestoneEngine::State::integrateStranded(SystemTime from, SystemTime to) {
   if (!(from < to)) return;
   for (const auto& [key, tl] : timelines) {
-    const auto& [cl, cls] = key;
+    // Plain references, not a structured binding: the lambdas below use them, and clang 14 (the
+    // fuzz/sanitizer compiler) cannot capture structured bindings.
+    const std::string& cl = key.first;
+    const std::string& cls = key.second;
     const ClusterData* c = cluster(cl);
     if (c == nullptr) continue;
     std::vector<SystemTime> cuts;

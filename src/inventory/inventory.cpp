@@ -885,7 +885,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
     const int64_t units = wholeUnits(milli);
     if (units == 0) continue;
     if (node != nullptr && std::none_of(node->allocatable.begin(), node->allocatable.end(),
-                                        [&](const auto& kv) { return kv.first == resource; })) {
+                                        [&r = resource](const auto& kv) { return kv.first == r; })) {
       // Served through a DRA claim the scheduler made for the extended resource; the model does
       // not link that claim to the pod.
       ++out.unresolvedClaims;

@@ -296,7 +296,7 @@ void ExecCredentials::startRun() {
   std::weak_ptr<bool> alive = alive_;
 
   run->deadline.expires_after(options_.timeout);
-  run->deadline.async_wait([this, alive, run](const boost::system::error_code& ec) {
+  run->deadline.async_wait([alive, run](const boost::system::error_code& ec) {
     if (ec || alive.expired() || run->pid <= 0) return;
     // A hung plugin must not hold credentials hostage: kill it, stop reading (a grandchild
     // may keep the pipe open) and collect the exit status.

@@ -84,8 +84,7 @@ struct Reflector::Timers {
 
 Reflector::Reflector(boost::asio::io_context& io, const Clock& clock, Context context,
                      model::Kind kind, EventSink& sink, ReflectorOptions options)
-    : io_(io),
-      clock_(clock),
+    : clock_(clock),
       ctx_(std::move(context)),
       kind_(kind),
       sink_(sink),

@@ -170,7 +170,6 @@ class Reflector {
   std::string basePath() const;
   bool isExpired(const HttpResult& result) const;
 
-  boost::asio::io_context& io_;
   const Clock& clock_;
   Context ctx_;
   model::Kind kind_;
@@ -185,7 +184,6 @@ class Reflector {
   std::unique_ptr<Timers> timers_;
 
   ReflectorState state_ = ReflectorState::Idle;
-  bool started_ = false;
   bool synced_ = false;
   bool watchUp_ = false;
   bool unavailableReported_ = false;
