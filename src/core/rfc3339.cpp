@@ -75,6 +75,11 @@ Result<SystemTime> parseRfc3339(std::string_view s) {
   }
   if (pos != s.size()) return bad("trailing characters");
   auto tp = sys_days{ymd} + hours{h} + minutes{mi} + seconds{se} - minutes{offsetMinutes};
+  // The same bound on the instant itself: with its offset, a time written in 2261 (1679) can fall
+  // in 2262 (1678), which formatRfc3339 would then write as a year this parser refuses.
+  if (tp < sys_days{year{1679} / January / 1} || tp >= sys_days{year{2262} / January / 1}) {
+    return bad("instant outside 1679..2261 UTC");
+  }
   return SystemTime{duration_cast<system_clock::duration>(tp.time_since_epoch()) +
                     duration_cast<system_clock::duration>(nanoseconds{nanos})};
 }

@@ -45,3 +45,25 @@ TEST_CASE("RFC 3339 formatting round-trips and is UTC", "[core][rfc3339]") {
   CHECK(formatRfc3339(*parseRfc3339("2026-05-01T10:00:00.25Z")) == "2026-05-01T10:00:00.250Z");
   CHECK(formatRfc3339(*parseRfc3339("1969-12-31T23:59:59.5Z")) == "1969-12-31T23:59:59.500Z");
 }
+
+// Found by fuzz/fuzz_rfc3339: "2261-12-31T23:59:59-23:59" is 2262-01-01T23:58:59Z, which the parser
+// accepted although formatRfc3339 writes it with a year the parser refuses. The bound is on the UTC
+// instant: [1679-01-01T00:00:00Z, 2262-01-01T00:00:00Z).
+TEST_CASE("RFC 3339 times whose offset moves them out of 1679..2261 UTC are refused",
+          "[core][rfc3339]") {
+  for (const char* s : {"2261-12-31T23:59:59-23:59", "2261-12-31T23:30:00-00:30",
+                        "1679-01-01T00:00:00+00:01", "1679-01-01T23:00:00+23:59"}) {
+    INFO(s);
+    auto r = parseRfc3339(s);
+    CHECK_FALSE(r.ok());
+    if (!r.ok()) CHECK(r.error().find("outside 1679..2261") != std::string::npos);
+  }
+  // The last accepted instants on either side, and they format back to strings that parse.
+  for (const char* s : {"2261-12-31T23:59:59.999Z", "2261-12-31T23:29:59-00:30",
+                        "1679-01-01T00:00:00Z", "1679-01-01T00:01:00+00:01"}) {
+    INFO(s);
+    auto r = parseRfc3339(s);
+    REQUIRE(r.ok());
+    CHECK(parseRfc3339(formatRfc3339(*r)).ok());
+  }
+}
