@@ -282,9 +282,11 @@ TEST_CASE("reported pods absent from results are forgotten after forgetAfter", "
 
 TEST_CASE("start polls in the background and stop interrupts a hanging request",
           "[signals][probe]") {
-  FakeServer fake;
+  // Declared before the server: its handler thread may still read them while the server stops
+  // (ASan found them destroyed under a handler that was still polling `release`).
   std::atomic<int> requests{0};
   std::atomic<bool> release{false};
+  FakeServer fake;
   fake.server().Get("/api/v1/query", [&](const httplib::Request&, httplib::Response& res) {
     if (++requests >= 2) {
       // The second request hangs until the test releases it (bounded so the server can stop).
