@@ -5,8 +5,37 @@ add_library(firstwork::options ALIAS firstwork_options)
 target_compile_options(firstwork_options INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
   $<$<BOOL:${FIRSTWORK_WARNINGS_AS_ERRORS}>:-Werror>)
-if(FIRSTWORK_SANITIZE)
-  target_compile_options(firstwork_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
-                         -fno-sanitize-recover=undefined)
+
+string(TOLOWER "${FIRSTWORK_SANITIZE}" firstwork_sanitize)
+if(firstwork_sanitize MATCHES "^(on|yes|true|1)$")
+  set(firstwork_sanitize address)
+elseif(firstwork_sanitize MATCHES "^(off|no|false|0|)$")
+  set(firstwork_sanitize off)
+endif()
+if(FIRSTWORK_BUILD_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "FIRSTWORK_BUILD_FUZZERS needs clang (libFuzzer): "
+                        "-DCMAKE_CXX_COMPILER=clang++-14 (packages clang-14, libclang-rt-14-dev)")
+  endif()
+  if(firstwork_sanitize STREQUAL "thread")
+    message(FATAL_ERROR "FIRSTWORK_BUILD_FUZZERS runs under ASan + UBSan; it excludes FIRSTWORK_SANITIZE=thread")
+  endif()
+  set(firstwork_sanitize address)
+endif()
+
+if(firstwork_sanitize STREQUAL "address")
+  # UBSan reports are fatal (-fno-sanitize-recover), so a test or fuzzer that hits UB fails.
+  target_compile_options(firstwork_options INTERFACE -fsanitize=address,undefined
+                         -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(firstwork_options INTERFACE -fsanitize=address,undefined)
+elseif(firstwork_sanitize STREQUAL "thread")
+  target_compile_options(firstwork_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(firstwork_options INTERFACE -fsanitize=thread)
+elseif(NOT firstwork_sanitize STREQUAL "off")
+  message(FATAL_ERROR "FIRSTWORK_SANITIZE=${FIRSTWORK_SANITIZE}: use OFF, address or thread")
+endif()
+if(FIRSTWORK_BUILD_FUZZERS)
+  # Coverage feedback for libFuzzer in every project library; only fuzz targets link its runtime
+  # (-fsanitize=fuzzer), test executables get the sanitizer runtime's no-op hooks.
+  target_compile_options(firstwork_options INTERFACE -fsanitize=fuzzer-no-link)
 endif()
