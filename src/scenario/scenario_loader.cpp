@@ -10,8 +10,10 @@
 
 #include "detail/generators.hpp"
 #include "detail/kinds.hpp"
+#include "detail/naming.hpp"
 #include "detail/placeholders.hpp"
 #include "detail/yaml_reader.hpp"
+#include "firstwork/core/utf8.hpp"
 #include "firstwork/scenario/scenario.hpp"
 
 namespace firstwork::scenario {
@@ -60,10 +62,7 @@ constexpr const char* kActionKeys[] = {"create", "update", "apply", "patch", "de
                                        "multikueue_cluster", "kueue_connection", "resource_slice",
                                        "cut_daemon_connection"};
 
-std::string objectKey(const std::string& cluster, const std::string& kind, const std::string& ns,
-                      const std::string& name) {
-  return fmt::format("{} {} {}{}{}", cluster, kind, ns, ns.empty() ? "" : "/", name);
-}
+using detail::objectKey;
 
 // A plain object step (create/update/apply/patch/delete) → GenSteps.
 void plainStep(const YAML::Node& entry, const char* action, const std::string& path, Offset at,
@@ -710,6 +709,15 @@ Result<Scenario> loadFromNode(const YAML::Node& root, Problems& problems, const 
 Result<Scenario> loadScenarioFromString(std::string_view yaml, std::string_view sourceName) {
   return [&]() -> Result<Scenario> {
     Problems problems{std::string(sourceName)};
+    // Every string of a scenario ends up in JSON (object bodies), whose writer throws on bytes
+    // that are not UTF-8; refuse such a file here, naming where.
+    if (size_t bad = firstInvalidUtf8(yaml); bad != std::string_view::npos) {
+      auto line = std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(bad), '\n') + 1;
+      problems.add(fmt::format("line {}", line),
+                   fmt::format("not valid UTF-8 (byte 0x{:02x} at offset {})",
+                               static_cast<unsigned char>(yaml[bad]), bad));
+      return makeError(problems.summary());
+    }
     YAML::Node root;
     try {
       root = YAML::Load(std::string(yaml));

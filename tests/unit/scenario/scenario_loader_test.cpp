@@ -241,6 +241,19 @@ TEST_CASE("loader rejects structural mistakes", "[scenario]") {
   CHECK(named.error().find("\"t\" differs from the file name \"other-name\"") != std::string::npos);
 }
 
+// Found by fuzz/fuzz_scenario: a byte that is not UTF-8 inside an object made nlohmann::json's
+// dump() throw type_error 316 out of the loader (std::terminate in `firstworkd demo`).
+TEST_CASE("a scenario that is not valid UTF-8 is refused with where the bad byte is", "[scenario]") {
+  const std::string head = "name: t\ndescription: d\nduration: 5m\nclusters: [{name: w, role: standalone}]\n";
+  // The 0xFF is on line 8: four head lines, then timeline, the step's at, cluster, create.
+  std::string yaml = head + "timeline:\n  - at: 1m\n    cluster: w\n    create: {kind: Node, metadata: {name: n,"
+                            " labels: {a: \"\xFF\"}}}\nexpected: {incidents: []}\n";
+  auto sc = loadScenarioFromString(yaml, "t");
+  REQUIRE_FALSE(sc.ok());
+  INFO(sc.error());
+  CHECK(sc.error().find("line 8: not valid UTF-8 (byte 0xff at offset") != std::string::npos);
+}
+
 TEST_CASE("merge keys let entries share a template", "[scenario]") {
   auto sc = loadScenarioFromString(R"(name: t
 description: d
