@@ -18,11 +18,18 @@ bool parseSampleValue(std::string_view text, double& out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-SystemTime fromUnixSeconds(double seconds) {
+/// SystemTime counts nanoseconds in 64 bits (±292 years around 1970); a time outside ±9.2e9 s
+/// (years 1678..2261) cannot be one, and converting it would overflow.
+constexpr double kMaxUnixSeconds = 9.2e9;
+
+/// False for a time SystemTime cannot hold (and for NaN or ±Inf).
+bool fromUnixSeconds(double seconds, SystemTime& out) {
+  if (!(std::abs(seconds) <= kMaxUnixSeconds)) return false;
   // Milliseconds: Prometheus timestamps have millisecond resolution, and rounding avoids
   // 1714557600.123 becoming ...122.99999 after the double conversion.
   auto ms = static_cast<int64_t>(std::llround(seconds * 1000.0));
-  return SystemTime{} + std::chrono::milliseconds(ms);
+  out = SystemTime{} + std::chrono::milliseconds(ms);
+  return true;
 }
 
 // [<unix seconds>, "<value>"]
@@ -31,11 +38,13 @@ bool parseSample(simdjson::dom::element e, std::pair<SystemTime, double>& out) {
   if (e.get_array().get(pair) != simdjson::SUCCESS || pair.size() != 2) return false;
   double ts = 0;
   std::string_view value;
-  if (pair.at(0).get_double().get(ts) != simdjson::SUCCESS || !std::isfinite(ts)) return false;
+  if (pair.at(0).get_double().get(ts) != simdjson::SUCCESS) return false;
   if (pair.at(1).get_string().get(value) != simdjson::SUCCESS) return false;
   double v = 0;
   if (!parseSampleValue(value, v)) return false;
-  out = {fromUnixSeconds(ts), v};
+  SystemTime at;
+  if (!fromUnixSeconds(ts, at)) return false;
+  out = {at, v};
   return true;
 }
 
@@ -146,7 +155,9 @@ Extracted extractUsefulWork(const PromQueryResult& result, const ExtractOptions&
     }
     for (const auto& [ts, value] : series.samples) {
       if (!(value > 0) || !std::isfinite(value)) continue;  // NaN and ±Inf are no evidence
-      SystemTime at = options.valueIsTimestamp ? fromUnixSeconds(value) : ts;
+      SystemTime at = ts;
+      // A "timestamp" value no clock can hold is no evidence either.
+      if (options.valueIsTimestamp && !fromUnixSeconds(value, at)) continue;
       std::string cluster;
       if (!options.clusterLabel.empty()) {
         auto c = series.labels.find(options.clusterLabel);

@@ -150,3 +150,30 @@ TEST_CASE("a cluster label keeps same-named pods of different clusters apart", "
                               {"research", "eval-0", t0 + seconds(60), 1, ""},
                               {"research", "train-0", t0 + seconds(30), 1, ""}});
 }
+
+// Found by fuzz/fuzz_promql: a sample at 177762929630 s (year 7603) overflowed SystemTime's 64-bit
+// nanoseconds (1.78e14 ms × 1e6 > 9.22e18): undefined behaviour. SystemTime holds ±9.2e9 s.
+TEST_CASE("samples at times no clock can hold are malformed, not overflowed", "[signals][promql]") {
+  auto r = parsePromQueryResponse(R"({"status":"success","data":{"resultType":"matrix","result":[
+    {"metric":{"namespace":"ns","pod":"far"},"values":[[177762929630,"1"]]},
+    {"metric":{"namespace":"ns","pod":"past"},"values":[[-9300000000,"1"]]},
+    {"metric":{"namespace":"ns","pod":"huge"},"values":[[1e300,"1"]]},
+    {"metric":{"namespace":"ns","pod":"ok"},"values":[[9100000000,"1"]]}]}})");
+  REQUIRE(r.ok());
+  CHECK(r->malformedSeries == 3);
+  REQUIRE(r->series.size() == 1);
+  // 9100000000 s after the epoch, as milliseconds.
+  CHECK(r->series[0].samples[0].first == SystemTime{} + std::chrono::milliseconds(9100000000000LL));
+}
+
+TEST_CASE("a timestamp value no clock can hold is no useful-work evidence", "[signals][promql]") {
+  PromQueryResult result;
+  SystemTime t0 = at("2026-05-01T10:00:00Z");
+  result.series.push_back({{{"namespace", "ns"}, {"pod", "p"}}, {{t0, 1e15}}});
+  result.series.push_back({{{"namespace", "ns"}, {"pod", "q"}}, {{t0, 1777629500.5}}});
+  ExtractOptions options;
+  options.valueIsTimestamp = true;
+  Extracted e = extractUsefulWork(result, options);
+  CHECK(e.signals ==
+        std::vector<UsefulWorkSignal>{{"ns", "q", at("2026-05-01T09:58:20.500Z"), 1777629500.5, ""}});
+}
