@@ -269,7 +269,12 @@ Result<RestConfig> resolve(const Merged& merged, const std::string& requestedCon
     return makeError(errAt(cl.file, cl.keyPath + ".server",
                            "must start with https:// or http:// (got \"" + s + "\")"));
   }
-  while (!s.empty() && s.back() == '/') s.pop_back();
+  // "https://" or "https:///x" names no host: stripping the slashes would leave "https:".
+  const size_t authority = s.find("://") + 3;
+  if (authority >= s.size() || s[authority] == '/') {
+    return makeError(errAt(cl.file, cl.keyPath + ".server", "has no host (got \"" + s + "\")"));
+  }
+  while (s.back() == '/') s.pop_back();
   rc.server = s;
   auto tlsName = optString(cl.node, "tls-server-name", cl);
   if (!tlsName) return makeError(tlsName.error());

@@ -204,6 +204,20 @@ contexts: [{name: c, context: {cluster: k}}]
     REQUIRE_FALSE(rc.ok());
     CHECK(rc.error() == "/etc/kc.yaml: clusters[0].cluster.server: required");
   }
+  SECTION("a server URL without a host") {
+    // Found by fuzz/fuzz_kubeconfig: "https:///" lost its slashes and was accepted as "https:".
+    for (const char* server : {"https://", "https:///", "http:///api", " https:/// "}) {
+      INFO(server);
+      auto rc = load(std::string(R"(
+current-context: c
+clusters: [{name: k, cluster: {server: ")") + server + R"("}}]
+contexts: [{name: c, context: {cluster: k}}]
+)");
+      REQUIRE_FALSE(rc.ok());
+      CHECK_THAT(rc.error(),
+                 Catch::StartsWith("/etc/kc.yaml: clusters[0].cluster.server: has no host"));
+    }
+  }
   SECTION("exec without command") {
     auto rc = load(R"(
 current-context: c
