@@ -2,8 +2,8 @@
 // useful-work extraction that runs on its result, in both value modes.
 //
 // Properties: a parsed result is a vector or a matrix, a vector series has exactly one sample;
-// extraction yields at most one signal per (namespace, pod), sorted, each with a finite positive
-// value and both labels set.
+// extraction (counter values or timestamps, with and without a cluster label) yields at most one
+// signal per (namespace, pod, cluster), sorted, each with a finite positive value and both labels.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,9 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r->resultType == "vector") {
     for (const auto& s : r->series) FW_FUZZ_CHECK(s.samples.size() == 1);
   }
-  for (bool valueIsTimestamp : {false, true}) {
+  for (int mode = 0; mode < 4; ++mode) {
     signals::ExtractOptions options;
-    options.valueIsTimestamp = valueIsTimestamp;
+    options.valueIsTimestamp = (mode & 1) != 0;
+    if (mode & 2) options.clusterLabel = "cluster";
     signals::Extracted e = signals::extractUsefulWork(*r, options);
     FW_FUZZ_CHECK(e.signals.size() + e.seriesWithoutPod <= r->series.size());
     for (size_t i = 0; i < e.signals.size(); ++i) {
@@ -37,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FW_FUZZ_CHECK(std::isfinite(s.value) && s.value > 0);
       if (i > 0) {
         const auto& prev = e.signals[i - 1];
-        FW_FUZZ_CHECK(std::tie(prev.podNamespace, prev.podName) <
-                      std::tie(s.podNamespace, s.podName));
+        FW_FUZZ_CHECK(std::tie(prev.podNamespace, prev.podName, prev.cluster) <
+                      std::tie(s.podNamespace, s.podName, s.cluster));
       }
     }
   }

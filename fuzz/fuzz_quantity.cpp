@@ -22,7 +22,7 @@ __int128 exactMilli(std::string_view text) {
   size_t digits = 0;
   __int128 n = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
-    n = n * 10 + (text[digits] - '0');
+    if (digits < 16) n = n * 10 + (text[digits] - '0');  // beyond that it is not used
     ++digits;
   }
   if (digits == 0 || digits > 15) return -1;

@@ -33,7 +33,7 @@ for t in "${targets[@]}"; do
   "$bin" "$work" "fuzz/corpus/$t" "$dir/seeds/$t" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/artifacts/$t-" \
     >"$dir/logs/$t.log" 2>&1 || { tail -40 "$dir/logs/$t.log"; exit 1; }
-  grep -E '^#[0-9]+ +(DONE|INITED)' "$dir/logs/$t.log" | sed "s/^/fuzz: $t /"
+  grep -aE '^#[0-9]+[[:space:]]+(INITED|DONE)' "$dir/logs/$t.log" | sed "s/^/fuzz: $t /"
   # Minimise: keep only inputs that add coverage, into a fresh directory.
   rm -rf "fuzz/corpus/$t.new" && mkdir "fuzz/corpus/$t.new"
   "$bin" -merge=1 "fuzz/corpus/$t.new" "fuzz/corpus/$t" "$work" "$dir/seeds/$t" >"$dir/logs/$t.merge.log" 2>&1
