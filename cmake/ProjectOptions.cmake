@@ -5,6 +5,12 @@ add_library(firstwork::options ALIAS firstwork_options)
 target_compile_options(firstwork_options INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
   $<$<BOOL:${FIRSTWORK_WARNINGS_AS_ERRORS}>:-Werror>)
+if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # In a unity build each .cpp is #included by a generated source, so GCC takes it for a header
+  # and warns about its classes holding anonymous-namespace types. That can only go wrong when a
+  # header is included by several translation units; each .cpp is in exactly one.
+  target_compile_options(firstwork_options INTERFACE -Wno-subobject-linkage)
+endif()
 
 string(TOLOWER "${FIRSTWORK_SANITIZE}" firstwork_sanitize)
 if(firstwork_sanitize MATCHES "^(on|yes|true|1)$")

@@ -180,8 +180,8 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
       }
       if (!at) continue;
       // Running on two workers right now (the gauge) only while both pods are still there.
-      bool now = r.runningNow && std::any_of(runs.begin(), runs.end(), [&](const auto& e) {
-                   return e.first != cl && e.second.runningNow;
+      bool now = r.runningNow && std::any_of(runs.begin(), runs.end(), [&c = cl](const auto& e) {
+                   return e.first != c && e.second.runningNow;
                  });
       emit(DuplicateKind::Concurrent, cl, *at, involved, now);
     }

@@ -63,6 +63,11 @@ std::string uuidFrom(std::string_view text) {
                      hex.substr(16, 4), hex.substr(20, 12));
 }
 
+std::string objectKey(const std::string& cluster, const std::string& kind, const std::string& ns,
+                      const std::string& name) {
+  return fmt::format("{} {} {}{}{}", cluster, kind, ns, ns.empty() ? "" : "/", name);
+}
+
 }  // namespace detail
 
 std::string jobWorkloadName(std::string_view ns, std::string_view jobName) {

@@ -25,10 +25,7 @@ using detail::Json;
 
 namespace {
 
-std::string objectKey(const std::string& cluster, const std::string& kind, const std::string& ns,
-                      const std::string& name) {
-  return fmt::format("{} {} {}{}{}", cluster, kind, ns, ns.empty() ? "" : "/", name);
-}
+using detail::objectKey;
 
 std::string jsonString(const Json& j, const char* a, const char* b) {
   if (!j.is_object() || !j.contains(a) || !j[a].is_object() || !j[a].contains(b) || !j[a][b].is_string())

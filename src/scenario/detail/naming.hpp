@@ -18,4 +18,8 @@ std::string nameSuffix(std::string_view text);
 /// An RFC 4122 version-4-shaped UUID derived from `text` (same text, same UUID).
 std::string uuidFrom(std::string_view text);
 
+/// "<cluster> <kind> <ns>/<name>" (no "/" for cluster-scoped objects): one object of a scenario.
+std::string objectKey(const std::string& cluster, const std::string& kind, const std::string& ns,
+                      const std::string& name);
+
 }  // namespace firstwork::scenario::detail
