@@ -36,6 +36,12 @@ if(firstwork_sanitize STREQUAL "address")
   target_link_options(firstwork_options INTERFACE -fsanitize=address,undefined)
 elseif(firstwork_sanitize STREQUAL "thread")
   target_compile_options(firstwork_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 warns that TSan does not model std::atomic_thread_fence, which Boost.Asio's handler
+    # invocation uses (std_fenced_block); the scheduler's mutex already orders what TSan checks.
+    # Our own code uses no fences.
+    target_compile_options(firstwork_options INTERFACE -Wno-tsan)
+  endif()
   target_link_options(firstwork_options INTERFACE -fsanitize=thread)
 elseif(NOT firstwork_sanitize STREQUAL "off")
   message(FATAL_ERROR "FIRSTWORK_SANITIZE=${FIRSTWORK_SANITIZE}: use OFF, address or thread")

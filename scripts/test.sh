@@ -1,146 +1,146 @@
 #!/usr/bin/env bash
 # The test command (README; CI runs exactly this through .ci/run): installs what is missing, then
-# builds and tests three configurations and fails if any test, sanitizer report or fuzz target does.
+# builds and runs every test under the sanitizers, and fails if any test, sanitizer report or fuzz
+# target does.
 #
-#   build/       GCC (the production compiler), -O2 -g1, every test.
-#   build-asan/  clang 14, ASan + UBSan (every report fatal) + libFuzzer coverage, -O0: every test
-#                again, each fuzz target's corpus replayed and 10 s of fresh fuzzing per target.
-#   build-tsan/  clang 14, TSan, -O0: only what runs threads (kube transport/reflectors on the Asio
-#                loop, the HTTP server, the sim API server, the probe and scenario player threads,
-#                and the daemon end to end: scrape vs ingest), i.e. the ctest labels in TSAN_LABELS.
+#   build-asan/  clang 14, ASan + UBSan (every report fatal) + libFuzzer coverage, -O1: the whole
+#                suite (unit, end-to-end, scenarios, fault soak, security, benchmark smoke runs),
+#                every fuzz target's corpus replayed and FIRSTWORK_FUZZ_SECONDS (10) of fresh
+#                fuzzing per target.
+#   build-tsan/  GCC 12 (the production compiler, so CI compiles the daemon with both), TSan, -O1:
+#                what runs threads — the kube transport and reflectors on the Asio loop, the HTTP
+#                server and /metrics snapshot, the API test server, the PromQL probe and the
+#                scenario player (their unit tests), and the daemon end to end: `firstworkd run`
+#                following a worker outage, and a real Prometheus scraping firstworkd while it
+#                ingests the drills (scrape vs ingest).
 #
 # Sanitizer reports of every process (test binaries, the firstworkd they start, fuzzers) go to
-# <dir>/sanitizer-reports/; any file there fails the run and is printed at the end, so a report in a
-# child process whose exit status a test does not check still counts. Suppressions (third-party
-# false positives only, each with its reason) are in tests/sanitizer/.
+# <dir>/sanitizer-reports/; any file there fails the run and is printed, so a report from a child
+# process whose exit status a test does not check still counts. Suppressions (third-party false
+# positives only, each with its reason) are in tests/sanitizer/.
 #
-# CI layout on a fresh 2-core machine, and why it fits in 20 minutes. The tests are mostly waiting
-# (scenarios play at 120x real time, daemons poll): GCC's whole suite is ~15 CPU-s in ~2 min of
-# wall time. Compiling is what costs, so each test run overlaps the next compile, which runs under
-# `nice` so the tests keep the CPU they need:
+# Why no plain (unsanitized) test run in CI: CI gets 20 minutes on a fresh 2-core machine and the
+# compile is what costs (measured on this machine, unity builds: GCC -O2 -g1 of the whole tree
+# ~690 CPU-s, clang ASan -O1 ~see README); the suite is mostly waiting on drills played at 120x.
+# Every test runs in the ASan build; the daemon the README's demo command builds (GCC, -O2) shares
+# every source with it and is compiled with warnings as errors by the TSan build.
+# FIRSTWORK_CHECKS=plain gives the quick local loop: GCC RelWithDebInfo in build/, every test, no
+# sanitizers.
 #
-#   stage                                                 measured here (CPU-s | wall on 2 cores)
-#   1 install-deps: +clang-14, libclang-rt-14-dev           (~50 MB of .debs; ~1 min on a fresh VM)
-#   2 build/ GCC -O2 -g1, unity                               MEASURE
-#   3 ctest build/ (-j4)        ‖ 4 build-asan/ (nice, -j2)   MEASURE
-#   5 ctest build-asan/ + fuzz  ‖ 6 build-tsan/ (nice, -j2)   MEASURE
-#   7 ctest build-tsan/ -L TSAN_LABELS                        MEASURE
+# Layout (the TSan build runs at nice 19 beside the ASan tests, which mostly wait):
+#   install-deps → build-asan → ctest build-asan ‖ build build-tsan → ctest build-tsan
 #
-# What made it fit (CPU-seconds of the builds, measured on this machine):
-#   the same tree as plain RelWithDebInfo (-O2 -g) GCC: 795 CPU-s; clang ASan+UBSan at -O1: 1224.
-#   -g1 instead of -g (GCC) and -O0 instead of -O1 (sanitizer builds) cut ~1/3 and ~1/2 of each
-#   file; unity builds (cmake/UnityBuild.cmake) another ~40% of what is left; one clang build serves
-#   ASan, UBSan and the fuzzers; TSan builds only the threaded tests and the daemon.
-#
-# Environment: FIRSTWORK_CHECKS=all (default) | plain (build/ and its tests only: the quick local
-# loop); BUILD_DIR, ASAN_BUILD_DIR, TSAN_BUILD_DIR (default build, build-asan, build-tsan);
-# FIRSTWORK_FUZZ_SECONDS (default 10) per target.
+# Environment: FIRSTWORK_CHECKS=all (default) | plain; BUILD_DIR (plain, default build),
+# ASAN_BUILD_DIR (build-asan), TSAN_BUILD_DIR (build-tsan); FIRSTWORK_FUZZ_SECONDS (10);
+# CTEST_JOBS (4: most tests wait, and the end-to-end ones reserve 2 slots each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BUILD=${BUILD_DIR:-build}
-ASAN=${ASAN_BUILD_DIR:-build-asan}
-TSAN=${TSAN_BUILD_DIR:-build-tsan}
 CHECKS=${FIRSTWORK_CHECKS:-all}
 JOBS=$(nproc)
-TSAN_LABELS='^firstwork_(kube|http|sim|signals|scenario|integration)_tests$'
+CTEST_JOBS=${CTEST_JOBS:-4}
 
 started=$SECONDS
 summary=()
+failed=()
 stage() { echo "== test.sh $(date +%T) $*"; }
-took() { summary+=("$(printf '%-44s %4ds' "$1" $((SECONDS - $2)))"); }
+took() { summary+=("$(printf '%-34s %5ds' "$1" $((SECONDS - $2)))"); }
 
-# Configures $1 with the rest as cmake arguments (unity, warnings as errors, Ninja).
+# configure <dir> <cmake args...>: Ninja, warnings as errors (unity builds are the default).
 configure() {
   local dir=$1
   shift
-  cmake -S . -B "$dir" -G Ninja -DFIRSTWORK_WARNINGS_AS_ERRORS=ON -DCMAKE_UNITY_BUILD=ON "$@" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DFIRSTWORK_WARNINGS_AS_ERRORS=ON "$@" >/dev/null
 }
 
 # Sanitizer options for the processes of one ctest run; reports land in $1/sanitizer-reports.
 sanitizer_env() {
-  local reports=$ROOT/$1/sanitizer-reports
+  local reports=$ROOT/$1/sanitizer-reports supp=$ROOT/tests/sanitizer
   rm -rf "$reports" && mkdir -p "$reports"
-  local supp=$ROOT/tests/sanitizer
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:log_path=$reports/asan"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan:suppressions=$supp/tsan.supp"
 }
 
-# Runs ctest in $1 with the remaining arguments; output in $1/ctest.log (printed on failure).
+# run_ctest <log> <name> <ctest args...>: output appended to <log>, its failures printed.
 run_ctest() {
-  local dir=$1
-  shift
-  (cd "$dir" && ctest --output-on-failure --timeout 900 "$@") >"$dir/ctest.log" 2>&1
+  local log=$1 name=$2
+  shift 2
+  if ctest --output-on-failure --timeout 900 "$@" >>"$log" 2>&1; then
+    echo "== test.sh $name: $(grep -a 'tests passed' "$log" | tail -n 1)"
+  else
+    echo "== test.sh $name: FAILED"
+    grep -a -A 40 -E '\*\*\*|FAILED' "$log" | tail -n 200
+    grep -a -E 'tests passed|The following tests FAILED' -A 30 "$log" | tail -n 40
+    failed+=("$name")
+  fi
 }
 
-# Fails (after printing them) when sanitizer reports exist in $1.
+# check_reports <dir> <name>: fails (after printing them) when sanitizer reports exist.
 check_reports() {
   local reports=$1/sanitizer-reports
   if compgen -G "$reports/*" >/dev/null; then
-    echo "test.sh: sanitizer reports in $reports:" >&2
-    for f in "$reports"/*; do echo "--- $f" >&2; cat "$f" >&2; done
-    return 1
+    echo "== test.sh $2: sanitizer reports in $reports:" >&2
+    for f in "$reports"/*; do echo "--- $f" >&2; head -n 80 "$f" >&2; done
+    failed+=("$2: sanitizer reports")
   fi
-}
-
-failed=()
-# Waits for background job $2 (a ctest run in $3); records stage $1 as failed when it fails.
-finish() {
-  local name=$1 pid=$2 dir=$3 t0=$4
-  if wait "$pid"; then
-    echo "== test.sh $name: passed ($(grep -a 'tests passed' "$dir/ctest.log" || true))"
-  else
-    echo "== test.sh $name: FAILED"; tail -n 60 "$dir/ctest.log"; failed+=("$name")
-  fi
-  if [ "$name" != "ctest build" ] && ! check_reports "$dir"; then failed+=("$name: sanitizer reports"); fi
-  took "$name" "$t0"
 }
 
 stage "install-deps"; t=$SECONDS
 bash scripts/install-deps.sh
 took "install-deps" $t
 
-stage "build $BUILD (GCC, -O2 -g1)"; t=$SECONDS
-configure "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-cmake --build "$BUILD" -j "$JOBS"
-took "build $BUILD" $t
-
-stage "ctest $BUILD"; t_plain=$SECONDS
-run_ctest "$BUILD" -j $((JOBS * 2)) &
-plain=$!
-
 if [ "$CHECKS" = plain ]; then
-  finish "ctest build" $plain "$BUILD" $t_plain
+  BUILD=${BUILD_DIR:-build}
+  stage "build $BUILD (GCC, RelWithDebInfo)"; t=$SECONDS
+  configure "$BUILD"
+  cmake --build "$BUILD" -j "$JOBS"
+  took "build $BUILD" $t
+  stage "ctest $BUILD"; t=$SECONDS
+  rm -f "$BUILD/ctest.log"
+  run_ctest "$BUILD/ctest.log" "ctest $BUILD" --test-dir "$BUILD" -j "$CTEST_JOBS"
+  took "ctest $BUILD" $t
 else
-  # The sanitizer builds: clang 14, -O0 (they run tests that mostly wait; compile time is what
-  # counts), line tables for symbolised reports, assertions on.
-  san_flags=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug
-             "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -gline-tables-only" -DFIRSTWORK_BUILD_BENCH=OFF)
+  ASAN=${ASAN_BUILD_DIR:-build-asan}
+  TSAN=${TSAN_BUILD_DIR:-build-tsan}
 
-  stage "build $ASAN (clang ASan+UBSan+libFuzzer, -O0; nice)"; t=$SECONDS
-  configure "$ASAN" "${san_flags[@]}" -DFIRSTWORK_BUILD_FUZZERS=ON \
-    -DFIRSTWORK_FUZZ_SECONDS="${FIRSTWORK_FUZZ_SECONDS:-10}"
-  nice -n 19 cmake --build "$ASAN" -j "$JOBS"
+  stage "build $ASAN (clang 14, ASan+UBSan+libFuzzer coverage)"; t=$SECONDS
+  configure "$ASAN" -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -gline-tables-only" \
+    -DFIRSTWORK_SOURCE_FLAGS=-O1 -DFIRSTWORK_BUILD_FUZZERS=ON -DFIRSTWORK_FUZZ_SECONDS="${FIRSTWORK_FUZZ_SECONDS:-10}"
+  cmake --build "$ASAN" -j "$JOBS"
   took "build $ASAN" $t
-  finish "ctest build" $plain "$BUILD" $t_plain
 
-  stage "ctest $ASAN (every test, fuzz corpora, fuzzing)"; t_asan=$SECONDS
-  (sanitizer_env "$ASAN" && run_ctest "$ASAN" -j $((JOBS * 2))) &
+  stage "ctest $ASAN: every test, fuzz corpora and fuzzing (background)"; t_asan=$SECONDS
+  rm -f "$ASAN/ctest.log"
+  (sanitizer_env "$ASAN" && run_ctest "$ASAN/ctest.log" "ctest $ASAN" --test-dir "$ASAN" -j "$CTEST_JOBS" &&
+     { [ ${#failed[@]} -eq 0 ] || exit 1; }) &
   asan=$!
 
-  stage "build $TSAN (clang TSan, -O0, threaded tests + firstworkd; nice)"; t=$SECONDS
-  configure "$TSAN" "${san_flags[@]}" -DFIRSTWORK_SANITIZE=thread
+  stage "build $TSAN (GCC 12, TSan; nice 19, beside the ASan tests)"; t=$SECONDS
+  configure "$TSAN" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" \
+    -DFIRSTWORK_SOURCE_FLAGS=-O1 -DFIRSTWORK_SANITIZE=thread -DFIRSTWORK_BUILD_BENCH=OFF
   nice -n 19 cmake --build "$TSAN" -j "$JOBS" --target firstworkd firstwork_kube_tests \
-    firstwork_http_tests firstwork_sim_tests firstwork_signals_tests firstwork_scenario_tests \
-    firstwork_integration_tests
+    firstwork_http_tests firstwork_sim_tests firstwork_signals_tests firstwork_scenario_tests
   took "build $TSAN" $t
-  finish "ctest build-asan" $asan "$ASAN" $t_asan
 
-  stage "ctest $TSAN (threaded tests)"; t_tsan=$SECONDS
-  (sanitizer_env "$TSAN" && run_ctest "$TSAN" -j $((JOBS * 2)) -L "$TSAN_LABELS" -FC firstwork_test_logs) &
-  finish "ctest build-tsan" $! "$TSAN" $t_tsan
+  if ! wait $asan; then failed+=("ctest $ASAN"); fi
+  took "ctest $ASAN (from its start)" $t_asan
+  check_reports "$ASAN" "ctest $ASAN"
+
+  stage "ctest $TSAN: threaded tests"; t=$SECONDS
+  rm -f "$TSAN/ctest.log"
+  sanitizer_env "$TSAN"
+  run_ctest "$TSAN/ctest.log" "ctest $TSAN units" --test-dir "$TSAN" -j "$CTEST_JOBS" \
+    -L '^firstwork_(kube|http|sim|signals|scenario)_tests$'
+  # The TSan daemon end to end, driven by the ASan build's end-to-end tests (only the daemon's
+  # threads are under test here; -FC: the suite-wide log scan already ran in the ASan stage).
+  FIRSTWORK_TEST_FIRSTWORKD=$ROOT/$TSAN/src/app/firstworkd \
+    run_ctest "$TSAN/ctest.log" "ctest $TSAN daemon" --test-dir "$ASAN" -j "$CTEST_JOBS" \
+    -FC firstwork_test_logs -R '^(firstworkd run watches|Prometheus scraping firstworkd)'
+  took "ctest $TSAN" $t
+  check_reports "$TSAN" "ctest $TSAN"
 fi
 
 took "total" $started

@@ -49,7 +49,14 @@ constexpr std::chrono::seconds kMaxSkew{180};
 /// than a MiB here. 96 MiB leaves room for allocator fragmentation across many relists while still
 /// catching what a leak per fault, per relist or per restart would add over a soak (unbounded
 /// queues of pending records, lines or reconnect state grow by tens of MiB within minutes).
+#ifndef FIRSTWORK_SANITIZER
 constexpr long kRssBoundKiB = 96 * 1024;
+#else
+/// Under ASan (scripts/test.sh runs the soak only there) the same daemon peaks at 170-185 MiB:
+/// shadow memory for every mapped byte plus the quarantine of freed blocks, which holds up to
+/// 256 MiB before reuse. Twice the measured peak still fails on a leak per relist or restart.
+constexpr long kRssBoundKiB = 384 * 1024;
+#endif
 
 struct RunResult {
   DrillOutcome outcome;
