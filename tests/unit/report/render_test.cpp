@@ -125,7 +125,8 @@ TEST_CASE("CSV fields with commas, quotes or line breaks are quoted (RFC 4180)",
   v.record.preemptor = {"m", "team \"a\"", "job,1", "u", "cq", "lq"};
   v.record.startedAt = parseRfc3339("2026-05-01T10:00:00Z").value();
   r.current.reclaims.push_back(v);
-  const auto* rec = find(report::renderCsv(r), "reclaims.csv");
+  const auto files = report::renderCsv(r);  // kept: find() points into it (ASan: use after free)
+  const auto* rec = find(files, "reclaims.csv");
   REQUIRE(rec);
   CHECK(contains(rec->content, "\r\n1,w1,cq,\"team \"\"a\"\"/job,1\",,pending,,"));
 }

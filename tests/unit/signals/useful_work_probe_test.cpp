@@ -104,10 +104,12 @@ std::string serialize(const prometheus::Registry& registry) {
 
 TEST_CASE("the probe sends the query and token, reports each pod once, and forgets on request",
           "[signals][probe]") {
-  FakeServer fake;
+  // Declared before the server, so the server's threads are joined (its destructor) before what
+  // its handler writes goes away (TSan: the last request's write raced the strings' destruction).
   std::atomic<int> requests{0};
   std::string seen_query, seen_auth;
   std::mutex mu;
+  FakeServer fake;
   fake.server().Get("/prom/api/v1/query", [&](const httplib::Request& req, httplib::Response& res) {
     ++requests;
     std::lock_guard lock(mu);
