@@ -13,7 +13,7 @@ set(firstwork_unity_alone
   tests/unit/engine/capacity_test.cpp tests/unit/engine/reclaims_test.cpp # ms()
   tests/unit/http/metrics_snapshot_test.cpp                               # Fixture
   tests/unit/inventory/inventory_test.cpp tests/unit/inventory/pool_tracker_test.cpp  # kAdd, ...
-  tests/unit/inventory/node_sharing_test.cpp                              # kAdd
+  tests/unit/inventory/node_sharing_test.cpp tests/unit/inventory/incremental_test.cpp  # kAdd
   tests/unit/kube/kubeconfig_test.cpp tests/unit/kube/curl_transport_test.cpp  # TempDir, podJson
   tests/unit/scenario/scenario_player_test.cpp                            # Json, load()
   tests/integration/probe_e2e_test.cpp tests/integration/security_test.cpp
