@@ -43,6 +43,8 @@ JOBS=$(nproc)
 CTEST_JOBS=${CTEST_JOBS:-6}
 
 started=$SECONDS
+# A failed build must not leave the background ASan test run behind.
+trap 'jobs -p | xargs -r kill 2>/dev/null' EXIT
 summary=()
 failed=()
 stage() { echo "== test.sh $(date +%T) $*"; }
