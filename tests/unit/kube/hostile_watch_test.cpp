@@ -44,7 +44,9 @@ struct Watching {
   /// Creates a pod through the server and waits until the reflector holds it.
   void createAndSee(const std::string& name) {
     f.server.create("pods", podJson(name, 0));
-    f.requireConverged(r);
+    // 60 s, not the fixture's 20: under ASan on a busy CI machine a stalled watch's relist of the
+    // 1.6 MB and 10,000-label pods alone took longer (the poll ends as soon as it converges).
+    f.requireConverged(r, std::chrono::milliseconds(60000));
   }
   SimFixture f;
   Reflector& r;
