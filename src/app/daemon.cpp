@@ -18,6 +18,7 @@
 
 #include "firstwork/app/api.hpp"
 #include "firstwork/config/cli.hpp"
+#include "firstwork/core/heap.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
 #include "firstwork/http/http_server.hpp"
 #include "firstwork/http/metrics_snapshot.hpp"
@@ -264,6 +265,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       warnUnclassified(inventory);
       updateReadiness();
       pruneIfDue(now);
+      releaseMemoryIfDue();
     }
   }
 
@@ -352,6 +354,25 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       log.error("store prune failed", {{"error", res.error()}});
     }
   }
+
+  /// Gives the memory of past bursts back to the OS (see HeapReleasePolicy): the decoder's
+  /// buffers, grown to the largest LIST page, and the free heap the sync and its first steps
+  /// left behind. Loop thread (decoding happens here, and the buffers are per thread).
+  void releaseMemoryIfDue() {
+    const auto mono = clock.monotonicNow();
+    if (!heapPolicy.checkDue(mono)) return;
+    const size_t decodeBuffers = model::releaseDecodeBuffers(kDecodeBufferKeepBytes);
+    const auto stats = heapStats();
+    if (!stats || !heapPolicy.shouldRelease(*stats, mono)) return;
+    releaseFreeHeap();
+    log.debug("free heap released to the OS",
+              {{"free_bytes", static_cast<uint64_t>(stats->freeBytes)},
+               {"in_use_bytes", static_cast<uint64_t>(stats->inUseBytes)},
+               {"decode_buffer_bytes", static_cast<uint64_t>(decodeBuffers)}});
+  }
+  /// A watch line is a few KiB (a 1.5 MiB object is the API's limit): buffers above this were
+  /// grown by LIST pages.
+  static constexpr size_t kDecodeBufferKeepBytes = size_t{2} << 20;
 
   void armTick() {
     tickTimer->expires_after(options.tickInterval);
@@ -536,6 +557,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::deque<PendingRecord> pending;
   bool storeFailing = false;
   MonotonicTime lastPrune{};
+  HeapReleasePolicy heapPolicy;
   std::vector<Cluster> clusters;
   std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;

@@ -36,6 +36,12 @@ ThreadState& threadState() {
   return state;
 }
 
+void resetThreadState(ThreadState& st) {
+  std::string().swap(st.scratch);
+  std::string().swap(st.repaired);
+  st.parser = od::parser{kMaxDocumentBytes};
+}
+
 /// The input with SIMDJSON_PADDING readable bytes after it: either the caller's string, padded in
 /// place and restored on destruction, or a copy in the thread's scratch buffer.
 class PaddedInput {
@@ -56,12 +62,7 @@ class PaddedInput {
   PaddedInput& operator=(const PaddedInput&) = delete;
   ~PaddedInput() {
     if (owner_ != nullptr) owner_->resize(original_);
-    ThreadState& st = threadState();
-    if (original_ > kRetainBytes) {
-      std::string().swap(st.scratch);
-      std::string().swap(st.repaired);
-      st.parser = od::parser{kMaxDocumentBytes};
-    }
+    if (original_ > kRetainBytes) resetThreadState(threadState());
   }
 
   const char* data() const { return data_; }
@@ -512,6 +513,14 @@ Result<ApiStatus> decodeStatus(std::string_view body) {
     return makeError("status: no code, reason or message (not a Status)");
   }
   return s;
+}
+
+size_t releaseDecodeBuffers(size_t keepBytes) {
+  ThreadState& st = threadState();
+  const size_t held = std::max({st.parser.capacity(), st.scratch.capacity(), st.repaired.capacity()});
+  if (held <= keepBytes) return 0;
+  resetThreadState(st);
+  return held;
 }
 
 }  // namespace firstwork::model

@@ -68,4 +68,11 @@ Result<Object> decodeObject(std::string_view json, Kind kind);
 /// Decodes a metav1.Status body (HTTP error responses).
 Result<ApiStatus> decodeStatus(std::string_view body);
 
+/// Releases the calling thread's parser and scratch buffers when they hold more than
+/// `keepBytes` of input capacity (a LIST page of 500 pods grows them to tens of MiB, which a
+/// watch line never needs); the next large document grows them again. Returns the input
+/// capacity released (0 when under `keepBytes`). The daemon calls it from its loop thread, where
+/// decoding happens, once synced.
+size_t releaseDecodeBuffers(size_t keepBytes);
+
 }  // namespace firstwork::model

@@ -1,5 +1,6 @@
 // Watch events, LIST pages and Status bodies: the wire-level API the reflector uses.
 #include "firstwork/model/decode.hpp"
+#include <fmt/format.h>
 
 #include "model_test_util.hpp"
 
@@ -310,4 +311,32 @@ TEST_CASE("decodeObject rejects trailing content", "[model][object]") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error() == "trailing content after the object");
   CHECK(decodeObject("  {\"metadata\":{\"name\":\"n\",\"uid\":\"u\"}}\n\n", Kind::Node).ok());
+}
+
+TEST_CASE("a large LIST page's decode buffers are released on request, and decoding goes on", "[model][list]") {
+  // 4,000 nodes of ≈ 970 bytes: a 3.7 MiB page, well over the 2 MiB kept.
+  std::string items;
+  const std::string pad(900, 'x');
+  for (int i = 0; i < 4000; ++i)
+    items += fmt::format(R"({}{{"metadata":{{"name":"n{}","uid":"u{}","annotations":{{"a":"{}"}}}}}})", i ? "," : "",
+                         i, i, pad);
+  const std::string body = R"({"items":[)" + items + "]}";
+  REQUIRE(body.size() > (size_t{3} << 20));
+  auto page = decodeList(body, Kind::Node);
+  REQUIRE(page.ok());
+  CHECK(page->items.size() == 4000);
+  // The thread's buffers grew to the page (≥ its size) and are released past 2 MiB ...
+  CHECK(releaseDecodeBuffers(size_t{2} << 20) >= body.size());
+  // ... once: nothing large is left to release.
+  CHECK(releaseDecodeBuffers(size_t{2} << 20) == 0);
+  // A small document after the release decodes (the parser is usable again), and one that small
+  // does not grow the buffers past what is kept.
+  auto small = decodeList(R"({"items":[{"metadata":{"name":"a","uid":"b"}}]})", Kind::Node);
+  REQUIRE(small.ok());
+  CHECK(small->items.size() == 1);
+  CHECK(releaseDecodeBuffers(size_t{2} << 20) == 0);
+  // The page decodes again after the release, the same.
+  auto again = decodeList(body, Kind::Node);
+  REQUIRE(again.ok());
+  CHECK(again->items.size() == 4000);
 }
