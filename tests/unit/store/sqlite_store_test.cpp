@@ -177,6 +177,57 @@ TEST_CASE("A read-only store reports write errors and changes nothing", "[store]
   CHECK_FALSE(*(*ro)->contains("observation", "b"));
 }
 
+TEST_CASE("The SQLite store's kept statements carry no state from one commit to the next",
+          "[store]") {
+  // The write statements are prepared once and reused: a commit that failed (another writer
+  // holds the lock) must leave them usable, and a Remove (two bindings) after an Upsert (six)
+  // must not see the earlier bindings.
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  auto s = openSqliteStore(path, SqliteOptions{false, 50});
+  REQUIRE(s.ok());
+  Store& st = **s;
+  REQUIRE(st.commit({rec("open_cycle", "c1", 1, "{\"a\":1}", WriteMode::Upsert)}).ok());
+
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto blocked = st.commit({rec("milestone", "m1", 2)});
+  CHECK_FALSE(blocked.ok());
+  REQUIRE(sqlite3_exec(other, "ROLLBACK;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(other);
+
+  // One transaction: insert, upsert (changed body), remove, insert again of the removed key.
+  auto mixed = st.commit({rec("milestone", "m1", 2), rec("open_cycle", "c1", 1, "{\"a\":2}", WriteMode::Upsert),
+                          rec("open_cycle", "c1", 0, "", WriteMode::Remove),
+                          rec("open_cycle", "c2", 3, "{\"b\":1}", WriteMode::Upsert),
+                          rec("milestone", "m1", 2, "{\"again\":1}")});
+  REQUIRE(mixed.ok());
+  CHECK(*mixed == std::vector<bool>{true, true, true, true, false});
+  // And again in separate transactions, alternating the statements.
+  for (int i = 0; i < 3; ++i) {
+    auto up = st.commit({rec("open_cycle", "c1", 10 + i, "{\"i\":" + std::to_string(i) + "}", WriteMode::Upsert)});
+    REQUIRE(up.ok());
+    CHECK(*up == std::vector<bool>{true});
+    auto rm = st.commit({rec("open_cycle", "c1", 0, "", WriteMode::Remove)});
+    REQUIRE(rm.ok());
+    CHECK(*rm == std::vector<bool>{true});
+    CHECK_FALSE(*st.contains("open_cycle", "c1"));
+    CHECK(*st.contains("open_cycle", "c2"));
+  }
+  auto cycles = st.query({"open_cycle", "", "", {}, {}, 100, {}, {}});
+  REQUIRE(cycles.ok());
+  REQUIRE(cycles->size() == 1);
+  CHECK((*cycles)[0].key == "c2");
+  CHECK((*cycles)[0].body == "{\"b\":1}");
+  CHECK((*cycles)[0].cluster == "w1");
+  CHECK((*cycles)[0].time == at(3));
+  auto ms = st.query({"milestone", "", "", {}, {}, 100, {}, {}});
+  REQUIRE(ms.ok());
+  REQUIRE(ms->size() == 1);
+  CHECK((*ms)[0].body == "{}");  // InsertOnce kept the first body
+}
+
 TEST_CASE("An unopenable store path is an error naming the path", "[store]") {
   auto s = openSqliteStore("/nonexistent-dir-firstwork/x/f.db");
   REQUIRE_FALSE(s.ok());
