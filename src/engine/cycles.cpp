@@ -601,6 +601,7 @@ void MilestoneEngine::State::emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy)
 }
 
 void MilestoneEngine::State::settle(LogicalWorkload& lw) {
+  markPart(lw.key);  // its cycles, stuck verdict and duplicates may change here
   LocalWorkload* h = home(lw);
   if (h == nullptr) return;
   if (const ClusterData* c = cluster(lw.cluster)) {

@@ -34,6 +34,7 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
     const auto admitted = cy.time(Milestone::Admitted);
     const bool eligible = admitted && !cy.has(Milestone::FirstWork) && !cycleEnd(lw, cy, true);
     if (!eligible) {
+      if (cy.stuck) markPart(key);
       cy.stuck.reset();
       watched = stuckWatch.erase(watched);
       continue;
@@ -41,6 +42,7 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
     ++watched;
     const std::string exec = executionCluster(lw, cy);
     if (exec.empty() || now < *admitted + config.stuckAfter) {
+      if (cy.stuck) markPart(key);
       cy.stuck.reset();
       continue;
     }
@@ -59,6 +61,7 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
     }
     const StuckReason reason =
         workloadStuckReason(pods, expectedPods(h->obj), config.crashLoopRestarts);
+    if (cy.stuck != reason) markPart(key);
     cy.stuck = reason;
     if (isWorkloadCaused(reason) && !cy.excludedFrom) {
       SystemTime from = firstScheduled.value_or(*admitted);

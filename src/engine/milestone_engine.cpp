@@ -224,10 +224,16 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
   indexWorkload(c, l);
   // Learn LocalQueue → ClusterQueue (Workloads not yet admitted do not name their ClusterQueue).
   if (!w.admissionClusterQueue.empty() && !w.queueName.empty()) {
-    c.localQueueToClusterQueue[nsName(w.meta.namespace_, w.queueName)] = w.admissionClusterQueue;
+    std::string& learned = c.localQueueToClusterQueue[nsName(w.meta.namespace_, w.queueName)];
+    if (learned != w.admissionClusterQueue) {
+      learned = w.admissionClusterQueue;
+      // Workloads counted by their LocalQueue's ClusterQueue may now count under another.
+      partsDirty.insert(partsByLocalQueue.begin(), partsByLocalQueue.end());
+    }
   }
   linkWorkload(c, l);
   if (!l.logical.empty()) {
+    markPart(l.logical);  // deleted, or its home's queue, may have changed before any settle
     auto lw = logical.find(l.logical);
     if (lw != logical.end()) {
       lw->second.lastObservedAt = std::max(lw->second.lastObservedAt, at);
@@ -603,6 +609,7 @@ void MilestoneEngine::State::gc(SystemTime now) {
         if (!l.remoteCopy) {
           addRates(lw->second, -1);
           stuckWatch.erase(lw->first);
+          markPart(lw->first);
           logical.erase(lw);
         }
       }

@@ -6,6 +6,76 @@
 
 namespace firstwork::engine {
 
+namespace {
+template <typename Map>
+void take(Map& totals, std::optional<typename Map::iterator>& slot) {
+  if (!slot) return;
+  if (--(*slot)->second == 0) totals.erase(*slot);
+  slot.reset();
+}
+template <typename Map>
+void put(Map& totals, std::optional<typename Map::iterator>& slot, typename Map::key_type key) {
+  auto it = totals.try_emplace(std::move(key), 0).first;
+  ++it->second;
+  slot = it;
+}
+}  // namespace
+
+// Recounts the parts of the workloads in partsDirty: what the full pass over every workload
+// counted for each of them (a live cycle's cluster, ClusterQueue, state and stuck reason; the
+// clusters it runs on twice right now).
+void MilestoneEngine::State::refreshWorkloadParts() const {
+  for (auto it = partsDirty.begin(); it != partsDirty.end(); it = partsDirty.erase(it)) {
+    const std::string& key = *it;
+    auto lwIt = logical.find(key);
+    auto partIt = workloadParts.find(key);
+    if (partIt != workloadParts.end()) {
+      WorkloadPart& old = partIt->second;
+      take(stateTotals, old.state);
+      take(stuckTotals, old.stuck);
+      for (const auto& cl : old.duplicatesNow) {
+        auto d = duplicatesNowTotals.find(cl);
+        if (--d->second == 0) duplicatesNowTotals.erase(d);
+      }
+      old.duplicatesNow.clear();
+    }
+    partsByLocalQueue.erase(key);
+    if (lwIt == logical.end()) {
+      if (partIt != workloadParts.end()) workloadParts.erase(partIt);
+      continue;
+    }
+    const LogicalWorkload& lw = lwIt->second;
+    WorkloadPart part;
+    part.duplicatesNow = lw.duplicateClustersNow;
+    for (const auto& cl : part.duplicatesNow) ++duplicatesNowTotals[cl];
+    if (!lw.cycles.empty() && !lw.deleted && !cycleEnd(lw, lw.cycles.back(), true)) {
+      const Cycle& cy = lw.cycles.back();
+      const std::string exec = executionCluster(lw, cy);
+      const std::string& cl = exec.empty() ? lw.cluster : exec;
+      // What ref(lw, &cy).clusterQueue says.
+      const LocalWorkload* h = cy.clusterQueue.empty() ? home(lw) : nullptr;
+      const std::string cq = !cy.clusterQueue.empty() ? cy.clusterQueue
+                             : h != nullptr           ? clusterQueueOf(lw, *h)
+                                                      : std::string();
+      if (cy.clusterQueue.empty()) partsByLocalQueue.insert(key);
+      WorkloadState st = WorkloadState::Queued;
+      if (cy.has(Milestone::FirstWork)) st = WorkloadState::Productive;
+      else if (cy.has(Milestone::Running)) st = WorkloadState::Running;
+      else if (cy.has(Milestone::Dispatched)) st = WorkloadState::Dispatched;
+      else if (cy.has(Milestone::Reserved)) st = WorkloadState::Reserved;
+      put(stateTotals, part.state, {cl, cq, st});
+      if (cy.stuck) put(stuckTotals, part.stuck, {cl, cq, *cy.stuck});
+    }
+    if (!part.state && part.duplicatesNow.empty()) {
+      if (partIt != workloadParts.end()) workloadParts.erase(partIt);
+    } else if (partIt != workloadParts.end()) {
+      partIt->second = std::move(part);
+    } else {
+      workloadParts.emplace(key, std::move(part));
+    }
+  }
+}
+
 Snapshot MilestoneEngine::State::snapshot() const {
   Snapshot s;
   const SystemTime at = lastAdvance.value_or(SystemTime{});
@@ -39,35 +109,14 @@ Snapshot MilestoneEngine::State::snapshot() const {
     }
   }
 
-  std::map<std::tuple<std::string, std::string, WorkloadState>, int64_t> states;
-  std::map<std::tuple<std::string, std::string, StuckReason>, int64_t> stuck;
+  refreshWorkloadParts();
   std::map<std::string, int64_t> dupNow;
   for (const auto& [name, c] : clusters) {
     if (c.config.role != ClusterRole::Management) dupNow[name] = 0;
   }
-  for (const auto& [key, lw] : logical) {
-    for (const auto& cl : lw.duplicateClustersNow) ++dupNow[cl];
-    if (lw.cycles.empty() || lw.deleted) continue;
-    const Cycle& cy = lw.cycles.back();
-    if (cycleEnd(lw, cy, true)) continue;
-    const std::string exec = executionCluster(lw, cy);
-    const std::string& cl = exec.empty() ? lw.cluster : exec;
-    // What ref(lw, &cy).clusterQueue says, without building the whole reference per workload
-    // per tick.
-    const LocalWorkload* h = cy.clusterQueue.empty() ? home(lw) : nullptr;
-    const std::string cq = !cy.clusterQueue.empty() ? cy.clusterQueue
-                           : h != nullptr           ? clusterQueueOf(lw, *h)
-                                                    : std::string();
-    WorkloadState st = WorkloadState::Queued;
-    if (cy.has(Milestone::FirstWork)) st = WorkloadState::Productive;
-    else if (cy.has(Milestone::Running)) st = WorkloadState::Running;
-    else if (cy.has(Milestone::Dispatched)) st = WorkloadState::Dispatched;
-    else if (cy.has(Milestone::Reserved)) st = WorkloadState::Reserved;
-    ++states[{cl, cq, st}];
-    if (cy.stuck) ++stuck[{cl, cq, *cy.stuck}];
-  }
-  for (const auto& [k, n] : states) s.workloads.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
-  for (const auto& [k, n] : stuck) s.stuck.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
+  for (const auto& [cl, n] : duplicatesNowTotals) dupNow[cl] += n;
+  for (const auto& [k, n] : stateTotals) s.workloads.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
+  for (const auto& [k, n] : stuckTotals) s.stuck.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
   for (const auto& [cl, n] : dupNow) s.duplicatesNow.push_back({cl, n});
 
   std::map<std::pair<std::string, std::string>, bool> productiveDone;

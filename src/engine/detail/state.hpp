@@ -392,6 +392,27 @@ struct MilestoneEngine::State {
   std::optional<SystemTime> lastAdvance;
   Outputs produced;  // drained by advance()
 
+  // snapshot()'s workload gauges (workloads by state, stuck, duplicates now) as running totals:
+  // a logical workload's part is recounted when what it is computed from may have changed (its
+  // key in partsDirty: settle, onWorkload, a stuck verdict, a learned LocalQueue), not on every
+  // snapshot (a pass over every retained workload was most of the daemon's 1 s tick).
+  using StateKey = std::tuple<std::string, std::string, WorkloadState>;  // cluster, queue, state
+  using StuckKey = std::tuple<std::string, std::string, StuckReason>;
+  struct WorkloadPart {
+    std::optional<std::map<StateKey, int64_t>::iterator> state;
+    std::optional<std::map<StuckKey, int64_t>::iterator> stuck;
+    std::vector<std::string> duplicatesNow;
+  };
+  mutable std::map<StateKey, int64_t> stateTotals;
+  mutable std::map<StuckKey, int64_t> stuckTotals;
+  mutable std::map<std::string, int64_t> duplicatesNowTotals;
+  mutable StringMap<WorkloadPart> workloadParts;  // LW key → what it adds
+  mutable std::set<std::string> partsDirty;
+  // Workloads whose ClusterQueue is read through localQueueToClusterQueue: recounted when it learns.
+  mutable std::set<std::string> partsByLocalQueue;
+  void markPart(const std::string& lwKey) { partsDirty.insert(lwKey); }
+  void refreshWorkloadParts() const;
+
   // --- ingest (milestone_engine.cpp)
   ClusterData* cluster(std::string_view name);
   // `holder` owns the object (`w`, `p`, `claim` point into it); the engine keeps it, not a copy.
