@@ -23,7 +23,7 @@ void put(Map& totals, std::optional<typename Map::iterator>& slot, typename Map:
 
 // Recounts the parts of the workloads in partsDirty: what the full pass over every workload
 // counted for each of them (a live cycle's cluster, ClusterQueue, state and stuck reason; the
-// clusters it runs on twice right now).
+// clusters it runs on twice right now; whether its claim templates are unresolved).
 void MilestoneEngine::State::refreshWorkloadParts() const {
   for (auto it = partsDirty.begin(); it != partsDirty.end(); it = partsDirty.erase(it)) {
     const std::string& key = *it;
@@ -38,6 +38,8 @@ void MilestoneEngine::State::refreshWorkloadParts() const {
         if (--d->second == 0) duplicatesNowTotals.erase(d);
       }
       old.duplicatesNow.clear();
+      if (old.devicesUnresolved) --devicesUnresolvedTotal;
+      old.devicesUnresolved = false;
     }
     partsByLocalQueue.erase(key);
     if (lwIt == logical.end()) {
@@ -48,6 +50,8 @@ void MilestoneEngine::State::refreshWorkloadParts() const {
     WorkloadPart part;
     part.duplicatesNow = lw.duplicateClustersNow;
     for (const auto& cl : part.duplicatesNow) ++duplicatesNowTotals[cl];
+    part.devicesUnresolved = lw.devicesUnresolved;
+    if (part.devicesUnresolved) ++devicesUnresolvedTotal;
     if (!lw.cycles.empty() && !lw.deleted && !cycleEnd(lw, lw.cycles.back(), true)) {
       const Cycle& cy = lw.cycles.back();
       const std::string exec = executionCluster(lw, cy);
@@ -66,7 +70,7 @@ void MilestoneEngine::State::refreshWorkloadParts() const {
       put(stateTotals, part.state, {cl, cq, st});
       if (cy.stuck) put(stuckTotals, part.stuck, {cl, cq, *cy.stuck});
     }
-    if (!part.state && part.duplicatesNow.empty()) {
+    if (!part.state && part.duplicatesNow.empty() && !part.devicesUnresolved) {
       if (partIt != workloadParts.end()) workloadParts.erase(partIt);
     } else if (partIt != workloadParts.end()) {
       partIt->second = std::move(part);
@@ -215,8 +219,7 @@ Snapshot MilestoneEngine::State::snapshot() const {
     pods += c.pods.size();
     unresolved += c.unresolvedCount;
   }
-  uint64_t templatesUnknown = 0;
-  for (const auto& [key, lw] : logical) templatesUnknown += lw.devicesUnresolved ? 1 : 0;
+  const uint64_t templatesUnknown = devicesUnresolvedTotal;  // refreshWorkloadParts() above
   s.stats.trackedWorkloads = logical.size();
   s.stats.trackedPods = pods;
   s.stats.unresolvedPods = unresolved;

@@ -392,7 +392,8 @@ struct MilestoneEngine::State {
   std::optional<SystemTime> lastAdvance;
   Outputs produced;  // drained by advance()
 
-  // snapshot()'s workload gauges (workloads by state, stuck, duplicates now) as running totals:
+  // snapshot()'s workload gauges (workloads by state, stuck, duplicates now, unresolved claim
+  // templates) as running totals:
   // a logical workload's part is recounted when what it is computed from may have changed (its
   // key in partsDirty: settle, onWorkload, a stuck verdict, a learned LocalQueue), not on every
   // snapshot (a pass over every retained workload was most of the daemon's 1 s tick).
@@ -402,10 +403,12 @@ struct MilestoneEngine::State {
     std::optional<std::map<StateKey, int64_t>::iterator> state;
     std::optional<std::map<StuckKey, int64_t>::iterator> stuck;
     std::vector<std::string> duplicatesNow;
+    bool devicesUnresolved = false;
   };
   mutable std::map<StateKey, int64_t> stateTotals;
   mutable std::map<StuckKey, int64_t> stuckTotals;
   mutable std::map<std::string, int64_t> duplicatesNowTotals;
+  mutable uint64_t devicesUnresolvedTotal = 0;
   mutable StringMap<WorkloadPart> workloadParts;  // LW key → what it adds
   mutable std::set<std::string> partsDirty;
   // Workloads whose ClusterQueue is read through localQueueToClusterQueue: recounted when it learns.

@@ -99,9 +99,20 @@ TEST_CASE("Workload gauges follow every change of a workload's state, queue and 
   // A re-queued into another LocalQueue whose ClusterQueue is known: counted there.
   h.put("c1", a.queue("lq-c").obj(), at(720s));
   CHECK(workloadGauges(h.e.snapshot()) == Gauges{{{"c1", "cq-c", WorkloadState::Queued}, 1}});
+  // D asks for devices through a claim template nobody has resolved: counted until collected.
+  WorkloadBuilder d("ns", "job-d-1", "wl-d", at(730s));
+  d.queue("lq-c").ownedByJob("d", "job-d").claimPodSet(1, "unknown-template").pending(at(730s));
+  h.put("c1", d.obj(), at(731s));
+  h.step(at(731s));
+  CHECK(h.e.snapshot().stats.unresolvedClaimTemplates == 1);
+  h.remove("c1", d.obj(), at(740s));
+  h.step(at(740s));
+  CHECK(h.e.snapshot().stats.unresolvedClaimTemplates == 1);  // deleted, still retained
+  CHECK(workloadGauges(h.e.snapshot()) == Gauges{{{"c1", "cq-c", WorkloadState::Queued}, 1}});
   // And after the deleted workloads are collected (deletedRetention 1 h), nothing else changes.
   h.step(at(720s + 3700s));
   CHECK(workloadGauges(h.e.snapshot()) == Gauges{{{"c1", "cq-c", WorkloadState::Queued}, 1}});
+  CHECK(h.e.snapshot().stats.unresolvedClaimTemplates == 0);
   const auto dup = h.e.snapshot().duplicatesNow;
   REQUIRE(dup.size() == 1);
   CHECK(dup[0].cluster == "c1");
