@@ -76,8 +76,10 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
   bool ok() const { return rc_ == SQLITE_OK; }
   sqlite3_stmt* get() { return s_; }
+  /// Binds `v` without copying it (SQLITE_STATIC): every caller keeps `v` alive until the
+  /// statement is reset or finalized, which clears the binding.
   void text(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
   }
   void integer(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
   int step() { return sqlite3_step(s_); }
