@@ -191,6 +191,8 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
     }
     return true;
   }
+  // Most pod events are status churn: compared in place, without building a record.
+  if (existing != state.pods.end() && samePod(existing->second, pod)) return true;
   PodRecord record;
   record.nodeName = pod.nodeName;
   record.terminated =
@@ -206,6 +208,21 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
   holdPod(state, record, +1);
   state.pods.insert_or_assign(key, std::move(record));
   return true;
+}
+
+bool Inventory::samePod(const PodRecord& record, const model::Pod& pod) const {
+  const bool terminated = pod.phase == model::PodPhase::Succeeded || pod.phase == model::PodPhase::Failed;
+  if (record.nodeName != pod.nodeName || record.terminated != terminated) return false;
+  size_t i = 0;
+  for (const auto& [resource, milli] : pod.requests) {
+    if (!tracked(resource)) continue;
+    if (i == record.requests.size() || record.requests[i].first != resource ||
+        record.requests[i].second != milli) {
+      return false;
+    }
+    ++i;
+  }
+  return i == record.requests.size();
 }
 
 bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,

@@ -500,6 +500,8 @@ class Inventory {
   std::optional<UnavailableReason> nodeReason(const ClusterState& state,
                                               std::string_view node) const;
   bool tracked(std::string_view resource) const;
+  /// Whether `pod` would make the same PodRecord as `record` (the record onPod would build).
+  bool samePod(const PodRecord& record, const model::Pod& pod) const;
   static NodeSharing sharingOf(const NodeRecord& node, std::string_view resource);
   /// The class `resource` counts on `node` (nullptr: not bound, the resource itself); nullopt
   /// when the node's sharing mode for it is unknown.

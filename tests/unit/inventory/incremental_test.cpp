@@ -292,6 +292,43 @@ TEST_CASE("extended resources: pods and a node's sharing-mode change are added a
   check(inventory, whole, 4, 4, 0, 4);
 }
 
+TEST_CASE("a pod update is compared in place: churn changes nothing, binding, requests and "
+          "termination do",
+          "[inventory][incremental]") {
+  Inventory inventory;
+  const std::string whole = "nvidia.com/gpu";
+  REQUIRE(inventory.onNode("w1", kAdd, gpuNode("g1", 4, kExclusive)));
+  REQUIRE(inventory.onNode("w1", kAdd, gpuNode("g2", 4, kExclusive)));
+  // Pending, unbound, asking 2: holds nothing yet (8 published, 8 free).
+  REQUIRE(inventory.onPod("w1", kAdd, pod("team", "p", "", {{whole, 2000}}, PodPhase::Pending)));
+  check(inventory, whole, 8, 8, 0, 8);
+  // Bound to g1: holds 2 there, free (4 − 2) + 4 = 6.
+  REQUIRE(inventory.onPod("w1", kMod, pod("team", "p", "g1", {{whole, 2000}}, PodPhase::Pending)));
+  check(inventory, whole, 8, 8, 2, 6);
+  // Status churn (running) and an untracked request: nothing changes.
+  REQUIRE(inventory.onPod("w1", kMod, pod("team", "p", "g1", {{"cpu", 500}, {whole, 2000}})));
+  check(inventory, whole, 8, 8, 2, 6);
+  // Resized to 3 GPUs: free (4 − 3) + 4 = 5.
+  REQUIRE(inventory.onPod("w1", kMod, pod("team", "p", "g1", {{"cpu", 500}, {whole, 3000}})));
+  check(inventory, whole, 8, 8, 3, 5);
+  // Moved to g2 (a new binding under the same name): free 4 + (4 − 3) = 5, g1 whole again.
+  REQUIRE(inventory.onPod("w1", kMod, pod("team", "p", "g2", {{whole, 3000}})));
+  check(inventory, whole, 8, 8, 3, 5);
+  REQUIRE(inventory.onNode("w1", kMod, gpuNode("g2", 4, kExclusive, /*ready=*/false)));
+  // g2 not ready: published 8, usable 4 (g1); a node that is not usable frees nothing: free 4.
+  check(inventory, whole, 8, 4, 3, 4, {{UnavailableReason::NodeNotReady, 4}});
+  REQUIRE(inventory.onNode("w1", kMod, gpuNode("g2", 4, kExclusive)));
+  // A second tracked request dropped (only the GPU one was tracked anyway) and then termination:
+  // terminated pods hold nothing.
+  REQUIRE(inventory.onPod("w1", kMod, pod("team", "p", "g2", {{whole, 3000}}, PodPhase::Failed)));
+  check(inventory, whole, 8, 8, 0, 8);
+  // The requests list emptied on a running pod bound to g1: holds nothing either.
+  REQUIRE(inventory.onPod("w1", kMod, pod("team", "p", "g1", {})));
+  check(inventory, whole, 8, 8, 0, 8);
+  REQUIRE(inventory.onPod("w1", kMod, pod("team", "p", "g1", {{whole, 1000}})));
+  check(inventory, whole, 8, 8, 1, 7);
+}
+
 TEST_CASE("pool-seconds incomplete are integrated from a running count of incomplete pools",
           "[inventory][incremental]") {
   firstwork::inventory::PoolTracker tracker;
