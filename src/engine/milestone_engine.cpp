@@ -296,12 +296,15 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodRecord& rec) {
       if (!old->second.logical.empty()) dirty.insert(old->second.logical);
     }
   }
+  // A pod is in unresolvedPods exactly while its workloadUid is empty, so one that stays joined
+  // to the same Workload has nothing to drop.
+  const bool rejoined = !uid.empty() && uid == rec.workloadUid;
   rec.workloadUid = uid;
   if (uid.empty()) {
     c.addUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
     return;
   }
-  c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
+  if (!rejoined) c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
   if (auto w = c.workloads.find(uid); w != c.workloads.end()) w->second.pods.insert(rec.obj->meta.uid);
   markPodDirty(c, rec);
 }
@@ -364,7 +367,14 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   } else {
     rec.deleted = false;
   }
-  c.podsByName[nsName(p.meta.namespace_, p.meta.name)] = p.meta.uid;
+  // Looked up through a reused buffer: a pod's name rarely changes owner, so most events
+  // neither allocate a key nor write.
+  keyScratch.assign(p.meta.namespace_).append("/").append(p.meta.name);
+  if (auto byName = c.podsByName.find(keyScratch); byName == c.podsByName.end()) {
+    c.podsByName.emplace(keyScratch, p.meta.uid);
+  } else if (byName->second != p.meta.uid) {
+    byName->second = p.meta.uid;
+  }
 
   PodSignals sig = readPodSignals(p, config.usefulWork);
   bool changed = sig.firstWork.has_value() != rec.signals.firstWork.has_value() ||

@@ -391,6 +391,7 @@ struct MilestoneEngine::State {
 
   std::optional<SystemTime> lastAdvance;
   Outputs produced;  // drained by advance()
+  std::string keyScratch;  // per-event "ns/name" lookups without an allocation
 
   // snapshot()'s workload gauges (workloads by state, stuck, duplicates now, unresolved claim
   // templates) as running totals:
