@@ -767,6 +767,7 @@ Outputs MilestoneEngine::advance(SystemTime now) {
   s.lastAdvance = now;
   s.prune(now);
   s.gc(now);
+  s.refreshWorkloadParts();  // bounded by what changed since the last advance or snapshot
   Outputs out;
   std::swap(out, s.produced);
   return out;

@@ -25,8 +25,7 @@ void put(Map& totals, std::optional<typename Map::iterator>& slot, typename Map:
 // counted for each of them (a live cycle's cluster, ClusterQueue, state and stuck reason; the
 // clusters it runs on twice right now; whether its claim templates are unresolved).
 void MilestoneEngine::State::refreshWorkloadParts() const {
-  for (auto it = partsDirty.begin(); it != partsDirty.end(); it = partsDirty.erase(it)) {
-    const std::string& key = *it;
+  for (const std::string& key : partsDirty) {
     auto lwIt = logical.find(key);
     auto partIt = workloadParts.find(key);
     if (partIt != workloadParts.end()) {
@@ -78,6 +77,7 @@ void MilestoneEngine::State::refreshWorkloadParts() const {
       workloadParts.emplace(key, std::move(part));
     }
   }
+  partsDirty.clear();
 }
 
 Snapshot MilestoneEngine::State::snapshot() const {

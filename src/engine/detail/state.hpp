@@ -13,6 +13,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -411,9 +412,10 @@ struct MilestoneEngine::State {
   mutable std::map<std::string, int64_t> duplicatesNowTotals;
   mutable uint64_t devicesUnresolvedTotal = 0;
   mutable StringMap<WorkloadPart> workloadParts;  // LW key → what it adds
-  mutable std::set<std::string> partsDirty;
+  // Drained by every advance() and snapshot(), so it holds what changed since the last of them.
+  mutable std::unordered_set<std::string, StringHash, std::equal_to<>> partsDirty;
   // Workloads whose ClusterQueue is read through localQueueToClusterQueue: recounted when it learns.
-  mutable std::set<std::string> partsByLocalQueue;
+  mutable std::unordered_set<std::string, StringHash, std::equal_to<>> partsByLocalQueue;
   void markPart(const std::string& lwKey) { partsDirty.insert(lwKey); }
   void refreshWorkloadParts() const;
 
