@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "firstwork/app/api.hpp"
 #include "firstwork/config/cli.hpp"
@@ -198,6 +199,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     scheduleFlush();
   }
 
+  /// Refreshes /readyz's answer; notes when every watched resource has just completed its LIST
+  /// (the first sync, or relists) after some had not.
   void updateReadiness() {
     std::vector<std::string> notReady;
     for (const auto& c : clusters)
@@ -206,6 +209,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
           notReady.push_back(fmt::format("cluster {}: {} {}", c.config.name, r->resource(),
                                          kube::reflectorStateName(r->state())));
     std::lock_guard lock(readyMu);
+    if (notReady.empty() && !notReadyLines.empty()) listsCompleted = true;
     notReadyLines = std::move(notReady);
   }
 
@@ -360,15 +364,14 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// left behind. Loop thread (decoding happens here, and the buffers are per thread).
   void releaseMemoryIfDue() {
     const auto mono = clock.monotonicNow();
-    if (!heapPolicy.checkDue(mono)) return;
+    if (std::exchange(listsCompleted, false)) heapPolicy.listsCompleted(mono);
+    if (!heapPolicy.due(mono)) return;
     const size_t decodeBuffers = model::releaseDecodeBuffers(kDecodeBufferKeepBytes);
-    const auto stats = heapStats();
-    if (!stats || !heapPolicy.shouldRelease(*stats, mono)) return;
+    const auto started = std::chrono::steady_clock::now();
     releaseFreeHeap();
     log.debug("free heap released to the OS",
-              {{"free_bytes", static_cast<uint64_t>(stats->freeBytes)},
-               {"in_use_bytes", static_cast<uint64_t>(stats->inUseBytes)},
-               {"decode_buffer_bytes", static_cast<uint64_t>(decodeBuffers)}});
+              {{"decode_buffer_bytes", static_cast<uint64_t>(decodeBuffers)},
+               {"seconds", toSeconds(std::chrono::steady_clock::now() - started)}});
   }
   /// A watch line is a few KiB (a 1.5 MiB object is the API's limit): buffers above this were
   /// grown by LIST pages.
@@ -558,6 +561,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   bool storeFailing = false;
   MonotonicTime lastPrune{};
   HeapReleasePolicy heapPolicy;
+  bool listsCompleted = false;  // set by updateReadiness(), taken by releaseMemoryIfDue()
   std::vector<Cluster> clusters;
   std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;
