@@ -230,7 +230,7 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
     if (auto it = clusters.find(lw.cluster); it != clusters.end()) mc = &it->second;
     const model::AdmissionCheckStatus* check = mc != nullptr ? multiKueueCheck(*mc, w) : nullptr;
     if (check != nullptr && check->state == model::CheckState::Ready) {
-      std::string mkcName = !w.clusterName.empty() ? w.clusterName : clusterFromCheckMessage(check->message);
+      std::string mkcName = !w.clusterName.empty() ? w.clusterName.str() : clusterFromCheckMessage(check->message);
       SystemTime t = check->lastTransitionTime.value_or(conditionTrue(ad) ? ct(ad) : seen);
       if (!mkcName.empty() && inCycle(t)) {
         std::string worker = workerForMkc(mkcName);

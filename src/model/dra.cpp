@@ -206,7 +206,7 @@ bool readAttributes(Ctx& c, od::value& v, std::vector<DeviceAttribute>& dst) {
         if (!known) return true;
         if (name.size() > kMaxIdentBytes) return c.fail("attribute name too long");
         if (dst.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
-        a.name.assign(name);
+        a.name = Interned(name);
         dst.push_back(std::move(a));
         return true;
       },

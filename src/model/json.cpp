@@ -98,15 +98,32 @@ bool getString(Ctx& c, od::value& v, std::string_view& out, bool* present) {
   return true;
 }
 
+namespace {
+
+/// An identifier's text; `present` is false for null.
+bool identView(Ctx& c, od::value& v, std::string_view& s, bool& present) {
+  if (!getString(c, v, s, &present)) return false;
+  if (present && s.size() > kMaxIdentBytes) {
+    return c.fail(fmt::format("longer than {} bytes ({})", kMaxIdentBytes, s.size()));
+  }
+  return true;
+}
+
+}  // namespace
+
 bool readIdent(Ctx& c, od::value& v, std::string& dst) {
   std::string_view s;
   bool present = false;
-  if (!getString(c, v, s, &present)) return false;
-  if (!present) return true;
-  if (s.size() > kMaxIdentBytes) {
-    return c.fail(fmt::format("longer than {} bytes ({})", kMaxIdentBytes, s.size()));
-  }
-  dst.assign(s);
+  if (!identView(c, v, s, present)) return false;
+  if (present) dst.assign(s);
+  return true;
+}
+
+bool readIdent(Ctx& c, od::value& v, Interned& dst) {
+  std::string_view s;
+  bool present = false;
+  if (!identView(c, v, s, present)) return false;
+  if (present) dst = Interned(s);
   return true;
 }
 
@@ -115,6 +132,14 @@ bool readText(Ctx& c, od::value& v, std::string& dst, size_t max) {
   bool present = false;
   if (!getString(c, v, s, &present)) return false;
   if (present) dst.assign(truncateUtf8(s, max));
+  return true;
+}
+
+bool readText(Ctx& c, od::value& v, Interned& dst, size_t max) {
+  std::string_view s;
+  bool present = false;
+  if (!getString(c, v, s, &present)) return false;
+  if (present) dst = Interned(truncateUtf8(s, max));
   return true;
 }
 
@@ -262,7 +287,7 @@ bool addResource(ResourceList& list, std::string_view name, int64_t milli) {
     }
   }
   if (list.size() >= kMaxResources) return false;
-  list.emplace_back(std::string(name), milli);
+  list.emplace_back(Interned(name), milli);
   return true;
 }
 
@@ -274,7 +299,7 @@ bool maxResource(ResourceList& list, std::string_view name, int64_t milli) {
     }
   }
   if (list.size() >= kMaxResources) return false;
-  list.emplace_back(std::string(name), milli);
+  list.emplace_back(Interned(name), milli);
   return true;
 }
 

@@ -82,7 +82,7 @@ bool readKeyValues(Ctx& c, od::value& v, KeyValues& dst) {
             return true;
           }
         }
-        if (dst.size() < kMaxKeyValues) dst.emplace_back(std::string(key), std::move(value));
+        if (dst.size() < kMaxKeyValues) dst.emplace_back(Interned(key), std::move(value));
         return true;
       },
       /*mapKeys=*/true);

@@ -76,7 +76,7 @@ bool readFlavors(Ctx& c, od::value& v, KeyValues& dst) {
         if (!readIdent(c, x, flavor)) return false;
         if (resource.size() > kMaxIdentBytes) return c.fail("resource name too long");
         if (dst.size() >= kMaxResources) return tooMany(c, kMaxResources);
-        dst.emplace_back(std::string(resource), std::move(flavor));
+        dst.emplace_back(Interned(resource), std::move(flavor));
         return true;
       },
       /*mapKeys=*/true);

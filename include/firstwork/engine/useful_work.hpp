@@ -24,7 +24,7 @@ std::string_view signalKindName(SignalKind kind);
 struct UsefulWorkSignal {
   SignalKind kind = SignalKind::Annotation;
   SystemTime at{};
-  std::string name;  // the `signal` field: signalKindName, or the external source's name
+  Interned name;  // the `signal` field: signalKindName, or the external source's name
 };
 
 /// The signals one pod carries on its own (annotations and conditions; external signals are fed

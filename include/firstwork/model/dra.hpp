@@ -24,10 +24,10 @@ struct DeviceRequest {
 
 /// status.allocation.devices.results[].
 struct DeviceAllocation {
-  std::string request;
-  std::string driver;
-  std::string pool;
-  std::string device;
+  Interned request;
+  Interned driver;
+  Interned pool;
+  Interned device;
 };
 
 /// status.reservedFor[].
@@ -49,36 +49,36 @@ struct ResourceClaim {
 
 /// A device attribute value, reduced to string form ("gpu", "1g.10gb", "true", "80").
 struct DeviceAttribute {
-  std::string name;  // qualified name as published, e.g. "type" or "gpu.nvidia.com/profile"
+  Interned name;  // qualified name as published, e.g. "type" or "gpu.nvidia.com/profile"
   std::string value;
 };
 
 struct DeviceTaint {
-  std::string key;
+  Interned key;
   std::string value;
-  std::string effect;  // None | NoSchedule | NoExecute
+  Interned effect;  // None | NoSchedule | NoExecute
 };
 
 /// A device in a ResourceSlice (v1 flat, or v1beta1 `basic:` unwrapped).
 struct Device {
-  std::string name;
+  Interned name;  // "gpu-0": the same names in every slice
   std::vector<DeviceAttribute> attributes;  // string/int/bool/version attributes, stringified
   std::vector<DeviceTaint> taints;
   bool consumesCounters = false;  // partitionable device
   /// Per-device node selection (slice spec.perDeviceNodeSelection): the device's own nodeName or
   /// allNodes. Empty/false for devices of slices that select the node at slice level.
-  std::string nodeName;
+  Interned nodeName;
   bool allNodes = false;
 };
 
 /// resource.k8s.io ResourceSlice.
 struct ResourceSlice {
   ObjectMeta meta;
-  std::string driver;
-  std::string poolName;
+  Interned driver;
+  Interned poolName;
   int64_t poolGeneration = 0;
   int64_t resourceSliceCount = 0;
-  std::string nodeName;  // empty with allNodes / nodeSelector
+  Interned nodeName;  // empty with allNodes / nodeSelector
   bool allNodes = false;
   bool perDeviceNodeSelection = false;  // each device names its node (Device::nodeName/allNodes)
   std::vector<Device> devices;

@@ -6,19 +6,22 @@
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
+#include "firstwork/core/interned.hpp"
 
 namespace firstwork::model {
 
 /// Small ordered key/value list: objects carry few relevant labels/annotations, and a flat vector
 /// is smaller and faster than a map at that size.
-using KeyValues = std::vector<std::pair<std::string, std::string>>;
+/// Keys come from a small vocabulary (the prefixes below), so they are interned; values are not
+/// (job names and uids are unique, and the pool never shrinks).
+using KeyValues = std::vector<std::pair<Interned, std::string>>;
 
 /// Returns the value for `key`, or nullptr.
 const std::string* findValue(const KeyValues& kv, std::string_view key);
 
 struct OwnerReference {
-  std::string apiVersion;  // e.g. "batch/v1"
-  std::string kind;        // e.g. "Job"
+  Interned apiVersion;  // e.g. "batch/v1"
+  Interned kind;        // e.g. "Job"
   std::string name;
   std::string uid;
   bool controller = false;
@@ -31,7 +34,7 @@ struct OwnerReference {
 /// `nvidia.com/mig.strategy`), and never more than 64 of each.
 struct ObjectMeta {
   std::string name;
-  std::string namespace_;  // empty for cluster-scoped objects
+  Interned namespace_;  // empty for cluster-scoped objects
   std::string uid;
   std::string resourceVersion;
   int64_t generation = 0;
@@ -46,9 +49,9 @@ enum class ConditionStatus : uint8_t { Unknown, True, False };
 
 /// metav1.Condition and the Pod/Node condition shapes (lastProbeTime is not kept).
 struct Condition {
-  std::string type;
+  Interned type;
   ConditionStatus status = ConditionStatus::Unknown;
-  std::string reason;
+  Interned reason;
   std::string message;
   std::optional<SystemTime> lastTransitionTime;
 };
@@ -59,7 +62,7 @@ const Condition* findCondition(const std::vector<Condition>& conditions, std::st
 bool isTrue(const std::vector<Condition>& conditions, std::string_view type);
 
 /// A resource name with its quantity in milli-units (see core/quantity.hpp).
-using ResourceList = std::vector<std::pair<std::string, int64_t>>;
+using ResourceList = std::vector<std::pair<Interned, int64_t>>;
 
 /// Milli-units of `resource` in `list`, 0 when absent.
 int64_t milliOf(const ResourceList& list, std::string_view resource);

@@ -7,9 +7,9 @@
 namespace firstwork::model {
 
 struct NodeTaint {
-  std::string key;
+  Interned key;
   std::string value;
-  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+  Interned effect;  // NoSchedule | PreferNoSchedule | NoExecute
 };
 
 /// core/v1 Node. Labels kept are the `nvidia.com/` ones (GPU product, sharing strategy, MIG).

@@ -13,12 +13,12 @@ enum class ContainerStateKind : uint8_t { None, Waiting, Running, Terminated };
 
 /// status.containerStatuses[] (and initContainerStatuses[] with `init` set).
 struct ContainerStatus {
-  std::string name;
+  Interned name;
   bool init = false;
   bool ready = false;
   int32_t restartCount = 0;
   ContainerStateKind state = ContainerStateKind::None;
-  std::string reason;   // waiting.reason or terminated.reason
+  Interned reason;      // waiting.reason or terminated.reason
   std::string message;  // waiting.message or terminated.message (truncated to 256 bytes)
   std::optional<SystemTime> startedAt;   // running.startedAt or terminated.startedAt
   std::optional<SystemTime> finishedAt;  // terminated.finishedAt
@@ -36,7 +36,7 @@ struct PodClaim {
 /// core/v1 Pod.
 struct Pod {
   ObjectMeta meta;
-  std::string nodeName;
+  Interned nodeName;
   int32_t schedulingGates = 0;  // len(spec.schedulingGates)
   /// Requests summed over regular containers (max with init containers), extended resources only.
   /// A limit stands in for a missing request; sidecars (init containers with restartPolicy Always)

@@ -46,7 +46,7 @@ enum class CheckState : uint8_t { Unknown, Pending, Ready, Retry, Rejected };
 
 /// status.admissionChecks[].
 struct AdmissionCheckStatus {
-  std::string name;
+  Interned name;
   CheckState state = CheckState::Unknown;
   std::optional<SystemTime> lastTransitionTime;
   std::string message;
@@ -55,19 +55,19 @@ struct AdmissionCheckStatus {
 /// kueue.x-k8s.io Workload (v1beta2; v1beta1 decoded into the same struct).
 struct Workload {
   ObjectMeta meta;
-  std::string apiVersion;  // "kueue.x-k8s.io/v1beta2" or ".../v1beta1"
-  std::string queueName;
+  Interned apiVersion;  // "kueue.x-k8s.io/v1beta2" or ".../v1beta1"
+  Interned queueName;
   int32_t priority = 0;
   /// v1beta2 spec.priorityClassRef.name, v1beta1 spec.priorityClassName; empty when unset.
-  std::string priorityClassName;
+  Interned priorityClassName;
   bool active = true;
   std::vector<PodSet> podSets;
   std::vector<Condition> conditions;
   /// status.admission.clusterQueue; empty when there is no admission.
-  std::string admissionClusterQueue;
+  Interned admissionClusterQueue;
   std::vector<PodSetAssignment> podSetAssignments;
   std::vector<AdmissionCheckStatus> admissionChecks;
-  std::string clusterName;                       // MultiKueue: worker that admitted it
+  Interned clusterName;                          // MultiKueue: worker that admitted it
   std::vector<std::string> nominatedClusterNames;  // MultiKueue: candidates
   int32_t accumulatedPastExecutionTimeSeconds = 0;  // v1beta1: accumulatedPastExexcutionTimeSeconds
   int32_t requeueCount = 0;                         // status.requeueState.count

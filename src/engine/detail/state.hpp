@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "firstwork/core/interned.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
 #include "firstwork/engine/stuck.hpp"
 #include "firstwork/engine/timeline.hpp"
@@ -81,23 +82,25 @@ std::array<int64_t, kStrandedPhaseCount> splitStranded(const Levels& l, bool dis
 /// One contribution of a workload to the capacity timeline of (cluster, class), or — with `node`
 /// set — to the per-node timeline of a share class (productive shares on that node).
 struct Interval {
-  std::string cluster;
-  std::string deviceClass;
-  std::string node;
+  Interned cluster;
+  Interned deviceClass;
+  Interned node;
   SystemTime from{};
   std::optional<SystemTime> to;
   Levels delta;
   bool operator==(const Interval& o) const = default;
 };
 
+/// Eleven per admission cycle (as optionals): the strings that repeat across workloads are
+/// interned, which halves a cycle.
 struct MilestoneValue {
   SystemTime eventTime{};
   SystemTime observedAt{};
-  std::string cluster;   // where it happened (execution cluster for pod-side and dispatch)
-  std::string resource;  // kind that carried the time
-  std::string signal;
+  Interned cluster;   // where it happened (execution cluster for pod-side and dispatch)
+  Interned resource;  // kind that carried the time
+  Interned signal;
   bool proxy = false;
-  std::string reason;
+  Interned reason;
   std::string preemptorUid;
   bool emitted = false;
 };
@@ -105,15 +108,15 @@ struct MilestoneValue {
 /// Devices of one class the pods of a cycle hold on one node (from the inventory: a plain GPU
 /// request on a time-sliced node holds a share, on a mig.strategy=single node a MIG instance).
 struct HeldDevices {
-  std::string deviceClass;
-  std::string node;
+  Interned deviceClass;
+  Interned node;
   int64_t count = 0;
   bool operator==(const HeldDevices&) const = default;
 };
 
 struct IncidentLink {
   std::string incidentId;
-  std::string cluster;
+  Interned cluster;
   SystemTime reconnectedAt{};
   bool firstWorkEmitted = false;
 };
@@ -163,7 +166,7 @@ struct Cycle {
 
 /// A Workload object as seen on one cluster (manager, standalone, worker-local or worker copy).
 struct LocalWorkload {
-  std::string cluster;
+  Interned cluster;
   SharedObject<model::Workload> obj;
   SystemTime lastObservedAt{};
   bool deleted = false;
@@ -183,7 +186,7 @@ struct LocalWorkload {
 };
 
 struct PodRecord {
-  std::string cluster;
+  Interned cluster;
   SharedObject<model::Pod> obj;
   SystemTime firstObservedAt{};
   SystemTime lastObservedAt{};

@@ -12,7 +12,7 @@ namespace firstwork::model::detail {
 /// `apiVersion` (when given), checks `kind` when present, and hands every other field to `fn`.
 /// Fails when metadata.name or metadata.uid is missing.
 template <typename Fn>
-bool readTopLevel(Ctx& c, od::value& v, Kind kind, ObjectMeta& meta, std::string* apiVersion,
+bool readTopLevel(Ctx& c, od::value& v, Kind kind, ObjectMeta& meta, Interned* apiVersion,
                   Fn&& fn);
 
 /// The PodSpec parts both a Pod and a Workload's pod template need.
@@ -46,7 +46,7 @@ bool checkKind(Ctx& c, od::value& v, Kind kind);
 bool requireIdentity(Ctx& c, const ObjectMeta& meta);
 
 template <typename Fn>
-bool readTopLevel(Ctx& c, od::value& v, Kind kind, ObjectMeta& meta, std::string* apiVersion,
+bool readTopLevel(Ctx& c, od::value& v, Kind kind, ObjectMeta& meta, Interned* apiVersion,
                   Fn&& fn) {
   bool ok = forFields(c, v, [&](std::string_view k, od::value& x) {
     if (k == "metadata") return readMeta(c, x, meta);

@@ -81,8 +81,10 @@ bool typeOf(Ctx& c, od::value& v, od::json_type& t);
 bool getString(Ctx& c, od::value& v, std::string_view& out, bool* present = nullptr);
 /// An identifier: string ≤ kMaxIdentBytes, else error. Null leaves `dst` unchanged.
 bool readIdent(Ctx& c, od::value& v, std::string& dst);
+bool readIdent(Ctx& c, od::value& v, Interned& dst);
 /// Free text truncated to `max` bytes. Null leaves `dst` unchanged.
 bool readText(Ctx& c, od::value& v, std::string& dst, size_t max = kMaxTextBytes);
+bool readText(Ctx& c, od::value& v, Interned& dst, size_t max = kMaxTextBytes);
 bool readBool(Ctx& c, od::value& v, bool& dst);
 bool readInt64(Ctx& c, od::value& v, int64_t& dst);
 bool readInt32(Ctx& c, od::value& v, int32_t& dst);

@@ -1,0 +1,113 @@
+#include "firstwork/core/interned.hpp"
+
+#include <mutex>
+#include <ostream>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace firstwork {
+namespace {
+
+/// The process's pool. Node-based, so an entry's address is stable for the life of the process
+/// (entries are never erased): handles and the per-thread caches point into it.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+struct Pool {
+  std::mutex mu;
+  size_t limit = Interned::kMaxInternedStrings;
+  std::unordered_set<std::string, StringHash, std::equal_to<>> strings;
+};
+
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: handles in static objects may outlive main()
+  return *p;
+}
+
+const std::string& emptyString() {
+  static const std::string* s = [] {
+    Pool& p = pool();
+    std::lock_guard lock(p.mu);
+    return &*p.strings.emplace().first;
+  }();
+  return *s;
+}
+
+/// What this thread has looked up: lookups without the pool's lock. Keys view pool entries.
+using Cache = std::unordered_map<std::string_view, const std::string*>;
+Cache& threadCache() {
+  thread_local Cache cache;
+  return cache;
+}
+
+}  // namespace
+
+uintptr_t Interned::emptyBits() noexcept { return reinterpret_cast<uintptr_t>(&emptyString()); }
+
+uintptr_t Interned::make(std::string_view s) {
+  if (s.empty()) return emptyBits();
+  if (s.size() <= kMaxInternedBytes) {
+    Cache& cache = threadCache();
+    if (auto it = cache.find(s); it != cache.end()) return reinterpret_cast<uintptr_t>(it->second);
+    const std::string* entry = nullptr;
+    {
+      Pool& p = pool();
+      std::lock_guard lock(p.mu);
+      if (auto it = p.strings.find(s); it != p.strings.end()) {
+        entry = &*it;
+      } else if (p.strings.size() < p.limit) {
+        entry = &*p.strings.emplace(s).first;
+      }
+    }
+    if (entry != nullptr) {
+      if (cache.size() < kMaxInternedStrings) cache.emplace(*entry, entry);
+      return reinterpret_cast<uintptr_t>(entry);
+    }
+  }
+  // Not pooled: an owned copy (new std::string is at least 8-byte aligned, so bit 0 is free).
+  return reinterpret_cast<uintptr_t>(new std::string(s)) | kOwnedBit;
+}
+
+Interned::Interned() noexcept : bits_(emptyBits()) {}
+
+Interned::Interned(std::string_view s) : bits_(make(s)) {}
+
+Interned::Interned(const Interned& o)
+    : bits_(o.pooled() ? o.bits_ : reinterpret_cast<uintptr_t>(new std::string(o.str())) | kOwnedBit) {}
+
+Interned& Interned::operator=(const Interned& o) {
+  if (this == &o) return *this;
+  Interned copy(o);
+  return *this = std::move(copy);
+}
+
+Interned& Interned::operator=(Interned&& o) noexcept {
+  if (this == &o) return *this;
+  release();
+  bits_ = o.bits_;
+  o.bits_ = emptyBits();
+  return *this;
+}
+
+Interned::~Interned() { release(); }
+
+void Interned::release() noexcept {
+  if (!pooled()) delete reinterpret_cast<std::string*>(bits_ & ~kOwnedBit);
+}
+
+std::ostream& operator<<(std::ostream& os, const Interned& s) { return os << s.str(); }
+
+void Interned::setPoolLimitForTesting(size_t limit) {
+  Pool& p = pool();
+  std::lock_guard lock(p.mu);
+  p.limit = limit;
+}
+
+size_t Interned::poolSize() {
+  Pool& p = pool();
+  std::lock_guard lock(p.mu);
+  return p.strings.size();
+}
+
+}  // namespace firstwork
