@@ -14,16 +14,6 @@ using firstwork::MonotonicTime;
 
 namespace {
 
-constexpr size_t MiB = size_t{1} << 20;
-
-/// Resident set size of this process, from /proc/self/statm (pages).
-size_t residentBytes() {
-  std::ifstream in("/proc/self/statm");
-  size_t size = 0, resident = 0;
-  in >> size >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
 HeapReleasePolicy::Options options() {
   HeapReleasePolicy::Options o;
   o.afterSync = 3s;
@@ -71,6 +61,20 @@ TEST_CASE("heap release policy: a few seconds after the lists complete, once") {
 
 #if defined(__GLIBC__) && !defined(FIRSTWORK_TEST_SANITIZED_HEAP)
 // glibc's own allocator (a sanitizer replaces it, and its figures then say nothing).
+namespace {
+
+constexpr size_t MiB = size_t{1} << 20;
+
+/// Resident set size of this process, from /proc/self/statm (pages).
+size_t residentBytes() {
+  std::ifstream in("/proc/self/statm");
+  size_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
 TEST_CASE("heap: free chunks in the middle of the heap are given back to the OS") {
   // 64 MiB in 4 KiB blocks (far below the mmap threshold, so from the arena), every page written.
   constexpr size_t kBlock = 4096;
