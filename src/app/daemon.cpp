@@ -264,7 +264,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     }
     commitPending();
     if (tick) {
-      const auto inventory = engine.inventory().snapshot();
+      // Without the per-pool detail: nothing the tick exports reads it (/api/v1/pools asks
+      // for it on demand), and it was half the tick's inventory cost (bench/README.md, change 16).
+      const auto inventory = engine.inventory().snapshot(/*withPools=*/false);
       engineMetrics.apply(*snap, inventory, clock.monotonicNow());
       warnUnclassified(inventory);
       updateReadiness();

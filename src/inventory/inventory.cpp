@@ -826,13 +826,13 @@ std::vector<PoolStatus> Inventory::pools() const {
   return out;
 }
 
-InventorySnapshot Inventory::snapshot() const {
+InventorySnapshot Inventory::snapshot(bool withPools) const {
   InventorySnapshot s;
   s.at = tracker_.now();
   s.classes = classes();
   s.unclassified = unclassified();
   s.nodeModes = nodeModes();
-  s.pools = pools();
+  if (withPools) s.pools = pools();
   s.poolCounts = tracker_.poolCounts();
   s.poolIncompleteSeconds = tracker_.incompleteSeconds();
   s.rejectedSlices = tracker_.rejectedSlices();

@@ -286,7 +286,10 @@ class Inventory {
   void clearCluster(std::string_view cluster, SystemTime at);
 
   // Snapshots.
-  InventorySnapshot snapshot() const;
+  /// Every figure at once. `withPools` = false leaves `pools` empty: the per-pool detail is a
+  /// pass over every pool that only /api/v1/pools shows (it asks pools() itself), so the
+  /// daemon's 1 s tick, which exports the rest, does not pay it.
+  InventorySnapshot snapshot(bool withPools = true) const;
   /// Figures of every non-empty class of `cluster` (all clusters when empty), sorted.
   std::vector<ClassFigures> classes(std::string_view cluster = {}) const;
   /// Figures of one class, nullopt when the class has nothing on that cluster.

@@ -485,6 +485,21 @@ TEST_CASE("a snapshot carries every figure at once", "[inventory]") {
   CHECK(s.rejectedSlices == 0);
   CHECK(inventory.classes("w2").size() == 1);
 
+  // Without the per-pool detail (the daemon's tick): no pools, every other figure the same.
+  const auto g = inventory.snapshot(/*withPools=*/false);
+  CHECK(g.pools.empty());
+  CHECK(g.at == s.at);
+  REQUIRE(g.classes.size() == 2);
+  CHECK(g.classes[0].usable == 2);
+  CHECK(g.classes[1].deviceClass == "gpu.nvidia.com");
+  CHECK(g.unclassified.size() == s.unclassified.size());
+  CHECK(g.nodeModes.size() == s.nodeModes.size());
+  REQUIRE(g.poolCounts.size() == 1);
+  CHECK(g.poolCounts[0].byState == s.poolCounts[0].byState);
+  REQUIRE(g.poolIncompleteSeconds.size() == 1);
+  CHECK(g.poolIncompleteSeconds[0].seconds() == Approx(30.0));
+  CHECK(g.rejectedObjects == 1);
+
   inventory.clearCluster("w2", at(40));
   CHECK(inventory.classes("w2").empty());
   CHECK(inventory.pools().empty());
