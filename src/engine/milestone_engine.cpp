@@ -472,8 +472,11 @@ void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
 }
 
 void MilestoneEngine::State::onSlice(ClusterData& c, model::EventType type,
-                                     const model::ResourceSlice& s, SystemTime at) {
-  if (!inv.onSlice(c.config.name, type, s, at)) {
+                                     const model::ResourceSlice& s, SystemTime at,
+                                     const std::shared_ptr<const model::Object>& holder) {
+  // The inventory keeps the slice shared with the reflector's object (`s` lives in `holder`).
+  std::shared_ptr<const model::ResourceSlice> shared(holder, &s);
+  if (!inv.onSlice(c.config.name, type, std::move(shared), at)) {
     ++stats.rejectedInventoryObjects;
     return;
   }
@@ -678,7 +681,7 @@ void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
         } else if constexpr (std::is_same_v<T, model::ResourceClaim>) {
           s_->onClaim(*c, type, o, observedAt, holder);
         } else if constexpr (std::is_same_v<T, model::ResourceSlice>) {
-          s_->onSlice(*c, type, o, observedAt);
+          s_->onSlice(*c, type, o, observedAt, holder);
         } else if constexpr (std::is_same_v<T, model::Node>) {
           s_->onNode(*c, type, o, observedAt);
         }

@@ -119,9 +119,16 @@ const Inventory::ClusterState* Inventory::findCluster(std::string_view name) con
 bool Inventory::onSlice(std::string_view cluster_name, model::EventType type,
                         const model::ResourceSlice& slice, SystemTime at) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
+  return onSlice(cluster_name, type, std::make_shared<const model::ResourceSlice>(slice), at);
+}
+
+bool Inventory::onSlice(std::string_view cluster_name, model::EventType type,
+                        std::shared_ptr<const model::ResourceSlice> shared, SystemTime at) {
+  if (type == model::EventType::Bookmark || type == model::EventType::Error || !shared) return true;
+  const model::ResourceSlice& slice = *shared;
   // The pool the slice leaves (deleted, or moved by an update) and the pool it is in now.
   auto before = tracker_.poolOfSlice(cluster_name, slice.meta.name);
-  if (!tracker_.onSlice(cluster_name, type, slice, at)) return false;
+  if (!tracker_.onSlice(cluster_name, type, shared, at)) return false;
   ClusterState& state = cluster(cluster_name);
   if (before) state.dirtyPools.insert(std::move(*before));
   if (type != model::EventType::Deleted) state.dirtyPools.emplace(slice.driver, slice.poolName);

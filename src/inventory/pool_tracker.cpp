@@ -55,6 +55,13 @@ bool wellFormed(const model::ResourceSlice& slice) {
 bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
                           const model::ResourceSlice& slice, SystemTime at) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
+  return onSlice(cluster, type, std::make_shared<const model::ResourceSlice>(slice), at);
+}
+
+bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
+                          std::shared_ptr<const model::ResourceSlice> shared, SystemTime at) {
+  if (type == model::EventType::Bookmark || type == model::EventType::Error || !shared) return true;
+  const model::ResourceSlice& slice = *shared;
   advanceTo(at);
   const SystemTime effective = now_;
   SliceKey key{std::string(cluster), slice.meta.name};
@@ -88,7 +95,7 @@ bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
     // The counter series exists from the first pool of a driver on, starting at zero.
     driver_time_.try_emplace({pool.cluster, pool.driver});
   }
-  pool.slices.insert_or_assign(slice.meta.name, slice);
+  pool.slices.insert_or_assign(slice.meta.name, std::move(shared));
   slice_index_[key] = pool_key;
   evaluate(pool, effective, created);
   return true;
@@ -112,7 +119,8 @@ void PoolTracker::removeSlice(const SliceKey& key, SystemTime at) {
 void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
   int64_t generation = 0;
   bool first = true;
-  for (const auto& [name, slice] : pool.slices) {
+  for (const auto& [name, held] : pool.slices) {
+    const model::ResourceSlice& slice = *held;
     if (first || slice.poolGeneration > generation) generation = slice.poolGeneration;
     first = false;
   }
@@ -120,7 +128,8 @@ void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
   int64_t stale = 0;
   int64_t expected = 0;
   std::set<int64_t> announced;
-  for (const auto& [name, slice] : pool.slices) {
+  for (const auto& [name, held] : pool.slices) {
+    const model::ResourceSlice& slice = *held;
     if (slice.poolGeneration == generation) {
       ++seen;
       announced.insert(slice.resourceSliceCount);
@@ -135,7 +144,8 @@ void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
   if (!incomplete) {
     // Like the allocator, only complete pools are validated; counter-set slices carry no devices.
     std::set<std::string_view> names;
-    for (const auto& [name, slice] : pool.slices) {
+    for (const auto& [name, held] : pool.slices) {
+    const model::ResourceSlice& slice = *held;
       if (slice.poolGeneration != generation) continue;
       for (const auto& device : slice.devices) {
         if (!names.insert(device.name).second) duplicate = true;
@@ -202,7 +212,8 @@ void PoolTracker::visitDevices(const Pool& pool, Fn&& fn) const {
                          ? UnavailableReason::Duplicate
                          : UnavailableReason::PoolIncomplete;
   }
-  for (const auto& [name, slice] : pool.slices) {
+  for (const auto& [name, held] : pool.slices) {
+    const model::ResourceSlice& slice = *held;
     if (slice.poolGeneration != pool.generation) continue;
     for (const auto& device : slice.devices) {
       DeviceView view;
@@ -219,12 +230,14 @@ void PoolTracker::visitDevices(const Pool& pool, Fn&& fn) const {
   if (pool.staleSlices == 0) return;
   // Devices only older generations still publish: counted once each, as stale leftovers.
   std::set<std::string_view> current_names;
-  for (const auto& [name, slice] : pool.slices) {
+  for (const auto& [name, held] : pool.slices) {
+    const model::ResourceSlice& slice = *held;
     if (slice.poolGeneration != pool.generation) continue;
     for (const auto& device : slice.devices) current_names.insert(device.name);
   }
   std::set<std::string_view> stale_names;
-  for (const auto& [name, slice] : pool.slices) {
+  for (const auto& [name, held] : pool.slices) {
+    const model::ResourceSlice& slice = *held;
     if (slice.poolGeneration == pool.generation) continue;
     for (const auto& device : slice.devices) {
       if (current_names.count(device.name) > 0 || !stale_names.insert(device.name).second) continue;

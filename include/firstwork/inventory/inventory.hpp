@@ -272,6 +272,9 @@ class Inventory {
   /// ResourceSlice event; see PoolTracker::onSlice for `at`.
   bool onSlice(std::string_view cluster, model::EventType type, const model::ResourceSlice& slice,
                SystemTime at);
+  /// Same, keeping the caller's slice instead of a copy (see PoolTracker::onSlice).
+  bool onSlice(std::string_view cluster, model::EventType type,
+               std::shared_ptr<const model::ResourceSlice> slice, SystemTime at);
   /// Node event: readiness (Ready condition True), cordon, taints, allocatable of tracked
   /// extended resources, NVIDIA sharing labels. Deleting a node removes its extended capacity;
   /// DRA slices still naming it become unavailable (node_not_ready) until they are deleted.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -155,6 +156,10 @@ class PoolTracker {
   /// no-op.
   bool onSlice(std::string_view cluster, model::EventType type, const model::ResourceSlice& slice,
                SystemTime at);
+  /// Same, keeping `slice` itself rather than a copy: the daemon's reflector keeps the decoded
+  /// slice for its relists, and a copy of every device and attribute doubled what a slice costs.
+  bool onSlice(std::string_view cluster, model::EventType type,
+               std::shared_ptr<const model::ResourceSlice> slice, SystemTime at);
 
   /// Integrates pool-seconds spent incomplete or stale up to `at` (no-op if `at` is not later
   /// than the last advance).
@@ -202,7 +207,7 @@ class PoolTracker {
     std::string cluster;
     std::string driver;
     std::string pool;
-    std::map<std::string, model::ResourceSlice, std::less<>> slices;  // by slice name
+    std::map<std::string, std::shared_ptr<const model::ResourceSlice>, std::less<>> slices;  // by name
     // Derived by evaluate():
     int64_t generation = 0;
     int64_t slicesSeen = 0;

@@ -431,7 +431,8 @@ struct MilestoneEngine::State {
              const std::shared_ptr<const model::Object>& holder);
   void onClaim(ClusterData& c, model::EventType type, const model::ResourceClaim& claim, SystemTime at,
                const std::shared_ptr<const model::Object>& holder);
-  void onSlice(ClusterData& c, model::EventType type, const model::ResourceSlice& s, SystemTime at);
+  void onSlice(ClusterData& c, model::EventType type, const model::ResourceSlice& s, SystemTime at,
+               const std::shared_ptr<const model::Object>& holder);
   void onNode(ClusterData& c, model::EventType type, const model::Node& n, SystemTime at);
   void onQueueObject(ClusterData& c, model::EventType type, const model::Object& o);
   void indexWorkload(ClusterData& c, LocalWorkload& lw);

@@ -69,6 +69,30 @@ TEST_CASE("the dra-example-driver slice list is one complete pool of 8 devices",
   CHECK(tracker.sliceCount() == 1);
 }
 
+TEST_CASE("a shared slice is kept, not copied, and released when replaced or deleted",
+          "[inventory][pools]") {
+  PoolTracker tracker;
+  const auto slices = loadSlices("dra-resourceslice-v1-list-dra-example-driver.yaml");
+  REQUIRE(slices.size() == 1);
+  auto shared = std::make_shared<const firstwork::model::ResourceSlice>(slices[0]);
+  REQUIRE(tracker.onSlice("w1", kAdd, shared, at(0)));
+  CHECK(shared.use_count() == 2);  // the caller's and the tracker's
+  // A device the tracker shows is the caller's own device, not a copy of it.
+  const auto gpu0 = tracker.findDevice("w1", "gpu.example.com", "dra-example-driver-cluster-worker", "gpu-0");
+  REQUIRE(gpu0);
+  REQUIRE_FALSE(shared->devices.empty());
+  CHECK(gpu0->device >= &shared->devices.front());
+  CHECK(gpu0->device <= &shared->devices.back());
+  // An update replaces it (the old one is let go), a delete lets go of the new one.
+  auto update = std::make_shared<const firstwork::model::ResourceSlice>(slices[0]);
+  REQUIRE(tracker.onSlice("w1", kMod, update, at(1)));
+  CHECK(shared.use_count() == 1);
+  CHECK(update.use_count() == 2);
+  REQUIRE(tracker.onSlice("w1", kDel, update, at(2)));
+  CHECK(update.use_count() == 1);
+  CHECK(tracker.sliceCount() == 0);
+}
+
 TEST_CASE("the KEP two-slice partitionable pool is incomplete until its device slice arrives",
           "[inventory][pools]") {
   PoolTracker tracker;
