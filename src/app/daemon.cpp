@@ -369,11 +369,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (std::exchange(listsCompleted, false)) heapPolicy.listsCompleted(mono);
     if (!heapPolicy.due(mono)) return;
     const size_t decodeBuffers = model::releaseDecodeBuffers(kDecodeBufferKeepBytes);
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = clock.monotonicNow();
     releaseFreeHeap();
     log.debug("free heap released to the OS",
               {{"decode_buffer_bytes", static_cast<uint64_t>(decodeBuffers)},
-               {"seconds", toSeconds(std::chrono::steady_clock::now() - started)}});
+               {"seconds", toSeconds(clock.monotonicNow() - started)}});
   }
   /// A watch line is a few KiB (a 1.5 MiB object is the API's limit): buffers above this were
   /// grown by LIST pages.
