@@ -28,6 +28,7 @@
 #include "firstwork/log/log.hpp"
 #include "firstwork/log/redact.hpp"
 #include "firstwork/app/engine_metrics.hpp"
+#include "firstwork/app/step_pacer.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
 #include "firstwork/records/records.hpp"
 #include "firstwork/signals/useful_work_probe.hpp"
@@ -97,10 +98,12 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
         self(*registry, options.config.metrics.lagBuckets, config::buildVersion(),
              config::buildRevision()),
         engineMetrics(*registry, options.config.metrics.buckets),
-        // A rendering is shared by scrapes within 100 ms (an HA Prometheus pair), not 1 s: at
-        // 1 s a scrape could serve counters up to a second old, most of the event-to-metric
-        // latency measured in bench/README.md; rendering costs ~2 ms at a 265k-object estate.
-        snapshot(*registry, kRealClock, {.freshness = 100ms, .waitForLoop = 500ms}),
+        // A rendering is shared by scrapes within 25 ms, or four times what it cost to render
+        // if that is longer: back-to-back scrapes keep the loop rendering at most a fifth of the
+        // time at any estate size, and counters are not served older than they must be (a
+        // fixed 100 ms was most of the event-to-metric latency in bench/README.md, change 25).
+        snapshot(*registry, kRealClock,
+                 {.freshness = 25ms, .waitForLoop = 500ms, .renderCostMultiple = 4}),
         engine(engineConfig(options.config)),
         redactor(*log::currentRedactor()),  // the salt log::configure() read (inline or file)
         log("daemon") {}
@@ -213,23 +216,24 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     notReadyLines = std::move(notReady);
   }
 
-  /// Steps are coalesced to at most one per kMinStepInterval: a step costs about the same for
-  /// one event as for a thousand (advance, inventory figures, one store transaction), so a
-  /// steady trickle of events (a few hundred a second) must not pay it per event
-  /// (bench/README.md: 25 % of a core at 500 events/s before, per-event steps).
-  static constexpr std::chrono::milliseconds kMinStepInterval{50};
+  /// Steps are coalesced to at most one per 250 ms (StepPacer): at 50 ms the store's commits
+  /// were still a fifth of the steady-state CPU at 500 events/s, and each wrote ~9 KB of WAL
+  /// and checkpoint pages per event (bench/README.md, change 24). Under a stream, milestones
+  /// reach /metrics at most that much later, far inside any scrape interval.
   void scheduleFlush() {
     if (flushScheduled) return;
     flushScheduled = true;
-    const auto since = std::chrono::steady_clock::now() - lastStep;
-    if (since >= kMinStepInterval || !flushTimer) {
+    // Real time, not the Clock seam: the pacing is about CPU spent, and the demo's clock runs
+    // scaled.
+    const auto wait = pacer.delay(std::chrono::steady_clock::now());
+    if (wait <= std::chrono::nanoseconds::zero() || !flushTimer) {
       asio::post(io, [this] {
         flushScheduled = false;
         step(false);
       });
       return;
     }
-    flushTimer->expires_after(kMinStepInterval - since);
+    flushTimer->expires_after(wait);
     flushTimer->async_wait([this](const boost::system::error_code& ec) {
       if (ec || stopping) return;
       flushScheduled = false;
@@ -239,7 +243,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
 
   /// One engine step: advance, write what it produced, export what the store accepted as new.
   void step(bool tick) {
-    lastStep = std::chrono::steady_clock::now();
+    pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
     auto out = engine.advance(now);
     for (const auto& o : out.observations)
@@ -554,7 +558,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<asio::steady_timer> tickTimer;
   std::unique_ptr<asio::steady_timer> flushTimer;
-  std::chrono::steady_clock::time_point lastStep{};
+  StepPacer pacer{std::chrono::milliseconds(250)};
   std::thread loop;
   engine::MilestoneEngine engine;
   store::StorePtr store;
