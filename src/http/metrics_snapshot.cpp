@@ -4,6 +4,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace firstwork::http {
@@ -17,10 +18,22 @@ void MetricsSnapshot::setRefreshRequester(std::function<void()> requester) {
   requester_ = std::move(requester);
 }
 
-std::shared_ptr<const std::string> MetricsSnapshot::render() const {
+std::shared_ptr<const std::string> MetricsSnapshot::render() {
+  const auto started = clock_.monotonicNow();
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, collectable_.Collect());
-  return std::make_shared<const std::string>(out.str());
+  auto text = std::make_shared<const std::string>(out.str());
+  const auto cost = clock_.monotonicNow() - started;
+  std::lock_guard lock(mu_);
+  render_cost_ = cost;
+  return text;
+}
+
+std::chrono::nanoseconds MetricsSnapshot::freshFor() const {
+  const auto byCost = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double, std::nano>(static_cast<double>(render_cost_.count()) *
+                                               options_.renderCostMultiple));
+  return std::max<std::chrono::nanoseconds>(options_.freshness, byCost);
 }
 
 void MetricsSnapshot::publish(std::shared_ptr<const std::string> text) {
@@ -56,7 +69,7 @@ std::shared_ptr<const std::string> MetricsSnapshot::scrape() {
   uint64_t seen = 0;
   {
     std::unique_lock lock(mu_);
-    if (text_ && clock_.monotonicNow() - rendered_at_ < options_.freshness) return text_;
+    if (text_ && clock_.monotonicNow() - rendered_at_ < freshFor()) return text_;
     seen = generation_;
     if (requester_) {
       bool ask = !request_pending_;

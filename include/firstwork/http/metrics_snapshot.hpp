@@ -38,6 +38,11 @@ class MetricsSnapshot {
   struct Options {
     std::chrono::milliseconds freshness{1000};
     std::chrono::milliseconds waitForLoop{500};
+    /// A rendering also stays fresh for this many times what it cost to render: scrapes
+    /// arriving back to back keep whoever renders busy at most 1/(1 + k) of the time, whatever
+    /// the size of the estate, while a small estate's scrapes see counters `freshness` old at
+    /// most. 0: `freshness` alone.
+    double renderCostMultiple = 0;
   };
 
   /// `collectable` (normally the prometheus::Registry) and `clock` must outlive this object.
@@ -62,8 +67,11 @@ class MetricsSnapshot {
   uint64_t inlineRenderCount() const;
 
  private:
-  std::shared_ptr<const std::string> render() const;
+  /// Renders, and notes what it cost (for renderCostMultiple).
+  std::shared_ptr<const std::string> render();
   void publish(std::shared_ptr<const std::string> text);
+  /// How long a rendering is served (under mu_).
+  std::chrono::nanoseconds freshFor() const;
 
   const prometheus::Collectable& collectable_;
   const Clock& clock_;
@@ -74,6 +82,7 @@ class MetricsSnapshot {
   std::condition_variable published_;
   std::shared_ptr<const std::string> text_;
   MonotonicTime rendered_at_{};
+  std::chrono::nanoseconds render_cost_{0};  // of the last rendering
   uint64_t generation_ = 0;
   bool request_pending_ = false;
   uint64_t inline_renders_ = 0;

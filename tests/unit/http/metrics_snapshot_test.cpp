@@ -137,3 +137,48 @@ TEST_CASE("a requester that throws is treated like a loop that never answers",
   snapshot.setRefreshRequester([] { throw std::runtime_error("loop stopped"); });
   CHECK(snapshot.scrape()->find("firstwork_test_total 0") != std::string::npos);
 }
+
+namespace {
+// A registry whose rendering takes `cost` of the manual clock's time.
+class CostlyRegistry : public prometheus::Collectable {
+ public:
+  CostlyRegistry(const prometheus::Registry& inner, testing::ManualClock& clock)
+      : inner_(inner), clock_(clock) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    clock_.advance(cost);
+    return inner_.Collect();
+  }
+  std::chrono::milliseconds cost{0};
+
+ private:
+  const prometheus::Registry& inner_;
+  testing::ManualClock& clock_;
+};
+}  // namespace
+
+TEST_CASE("a rendering that costs more stays fresh longer (renderCostMultiple)", "[http][snapshot]") {
+  Fixture f;
+  CostlyRegistry costly(f.registry, f.clock);
+  MetricsSnapshot snapshot(costly, f.clock,
+                           {.freshness = 20ms, .waitForLoop = 500ms, .renderCostMultiple = 4});
+  costly.cost = 5ms;  // 4 × 5 ms = 20 ms: the floor rules
+  snapshot.scrape();
+  f.clock.advance(19ms);
+  snapshot.scrape();
+  CHECK(snapshot.renderCount() == 1);
+  f.clock.advance(1ms);
+  snapshot.scrape();  // 20 ms old: rendered again, this time at 30 ms
+  CHECK(snapshot.renderCount() == 2);
+  costly.cost = 30ms;
+  f.clock.advance(20ms);
+  snapshot.scrape();  // still priced at 5 ms: rendered, and this one cost 30 ms
+  CHECK(snapshot.renderCount() == 3);
+  // 4 × 30 ms: the rendering is served for 120 ms, not 20.
+  f.clock.advance(119ms);
+  f.counter.Increment();
+  CHECK(snapshot.scrape()->find("firstwork_test_total 0") != std::string::npos);
+  CHECK(snapshot.renderCount() == 3);
+  f.clock.advance(1ms);
+  CHECK(snapshot.scrape()->find("firstwork_test_total 1") != std::string::npos);
+  CHECK(snapshot.renderCount() == 4);
+}
