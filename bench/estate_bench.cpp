@@ -98,6 +98,42 @@ double processStatusKb(pid_t pid, const std::string& field) {
   return 0;
 }
 
+/// Work counters of a process that CPU time on a shared machine blurs: wakeups (context
+/// switches of all its threads), read/write system calls and bytes sent to storage.
+struct WorkCounters {
+  double wakeups = 0;
+  double readCalls = 0;
+  double writeCalls = 0;
+  double storageBytes = 0;
+  WorkCounters operator-(const WorkCounters& o) const {
+    return {wakeups - o.wakeups, readCalls - o.readCalls, writeCalls - o.writeCalls,
+            storageBytes - o.storageBytes};
+  }
+};
+
+WorkCounters processWork(pid_t pid) {
+  WorkCounters w;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+    std::ifstream in(task.path() / "status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+        w.wakeups += std::strtod(line.c_str() + line.find(':') + 1, nullptr);
+      }
+    }
+  }
+  std::ifstream io(fmt::format("/proc/{}/io", pid));
+  std::string key;
+  double value = 0;
+  while (io >> key >> value) {
+    if (key == "syscr:") w.readCalls = value;
+    if (key == "syscw:") w.writeCalls = value;
+    if (key == "write_bytes:") w.storageBytes = value;
+  }
+  return w;
+}
+
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -455,6 +491,8 @@ struct Paced {
   double rate = 0;        // achieved events/s
   double seconds = 0;
   double daemonCpu = 0;
+  WorkCounters work;  // the daemon's, over the run
+  size_t events = 0;
   std::vector<double> latencyMs;  // per event: written → visible in a /metrics scrape
 };
 
@@ -480,6 +518,7 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
     });
   }
   const double cpu0 = d.cpu();
+  const WorkCounters work0 = processWork(d.pid());
   for (size_t i = 0; i < n; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Steady::duration>(
                                            std::chrono::duration<double>(static_cast<double>(i) / rate)));
@@ -489,6 +528,8 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   p.seconds = secondsSince(t0);
   p.rate = static_cast<double>(n) / p.seconds;
   p.daemonCpu = d.cpu() - cpu0;
+  p.work = processWork(d.pid()) - work0;
+  p.events = n;
   if (measureLatency) {
     d.waitEvents(base + static_cast<double>(n), 30s);
     std::this_thread::sleep_for(gMinHold);  // polls past the last event, for its latency
@@ -717,6 +758,11 @@ int run(const Options& o) {
   std::printf("  steady state at %.0f ev/s for %.0f s: firstworkd %.1f %% of one core (goal <= 5 %%: %s); "
               "idle at the estate %.1f %%\n",
               slow.rate, slow.seconds, share * 100, verdict(share <= 0.05), idleShare * 100);
+  const double perEvent = 1.0 / static_cast<double>(std::max<size_t>(1, slow.events));
+  std::printf("  work per event at %.0f ev/s (less noisy than CPU time on a shared machine): %.2f wakeups, "
+              "%.2f read and %.2f write system calls, %.0f bytes to storage\n",
+              slow.rate, slow.work.wakeups * perEvent, slow.work.readCalls * perEvent,
+              slow.work.writeCalls * perEvent, slow.work.storageBytes * perEvent);
   std::printf("\n(bench ran %.0f s)\nfirstworkd RSS at the end: %.1f MiB (peak %.1f MiB)\n", secondsSince(gStart), d.rssMiB(), d.hwmMiB());
   if (e.errors != 0) std::printf("(server rejected %zu generated writes)\n", e.errors);
   fs::remove_all(dir);
