@@ -35,12 +35,25 @@ int64_t milliOf(const ResourceList& list, std::string_view resource) {
 namespace detail {
 namespace {
 
-// The label/annotation key prefixes the engine reads (meta.hpp). Everything else is dropped at
-// decode time: most of an object's metadata is for other controllers.
-constexpr std::array<std::string_view, 6> kKeptPrefixes = {
-    "kueue.x-k8s.io/",         "firstwork.dev/",          "nvidia.com/",
-    "batch.kubernetes.io/",    "resource.kubernetes.io/", "k8s.io/",
+// The label and annotation keys something reads (meta.hpp); everything else is dropped at
+// decode time: most of an object's metadata is for other controllers, and what a pod carries for
+// them (job names and indexes, Kueue's podset and queue labels, CNI network status) was a few
+// hundred bytes of every tracked pod (bench/README.md, change 26). Readers:
+//   kueue.x-k8s.io/workload               pod → its Workload (src/engine/milestone_engine.cpp)
+//   kueue.x-k8s.io/job-uid                Workload → its job (same)
+//   kueue.x-k8s.io/multikueue-origin      a worker's copy of a manager Workload (same)
+//   resource.kubernetes.io/pod-claim-name claim → the pod's claim entry (same)
+//   firstwork.dev/...                     useful-work signals (src/engine/useful_work.cpp); the
+//                                         whole prefix: it is ours
+//   nvidia.com/... (some)                 GPU feature discovery, below (src/inventory)
+constexpr std::array<std::string_view, 4> kKeptKeys = {
+    "kueue.x-k8s.io/workload",
+    "kueue.x-k8s.io/job-uid",
+    "kueue.x-k8s.io/multikueue-origin",
+    "resource.kubernetes.io/pod-claim-name",
 };
+constexpr std::string_view kOwnPrefix = "firstwork.dev/";
+constexpr std::string_view kNvidiaPrefix = "nvidia.com/";
 
 // Of NVIDIA's labels only the ones that tell how a node hands out its devices are read (GPU
 // feature discovery: `<resource>.product|count|replicas|sharing-strategy` and
@@ -57,10 +70,10 @@ bool keptNvidiaKey(std::string_view key) {
 }
 
 bool keptKey(std::string_view key) {
-  for (auto p : kKeptPrefixes) {
-    if (key.size() > p.size() && key.compare(0, p.size(), p) == 0) {
-      return p != "nvidia.com/" || keptNvidiaKey(key);
-    }
+  if (key.size() > kOwnPrefix.size() && key.starts_with(kOwnPrefix)) return true;
+  if (key.size() > kNvidiaPrefix.size() && key.starts_with(kNvidiaPrefix)) return keptNvidiaKey(key);
+  for (auto k : kKeptKeys) {
+    if (key == k) return true;
   }
   return false;
 }

@@ -27,11 +27,12 @@ struct OwnerReference {
   bool controller = false;
 };
 
-/// metav1.ObjectMeta, slimmed. Decoders keep only labels and annotations whose key starts with
-/// one of the prefixes the engine reads (`kueue.x-k8s.io/`, `firstwork.dev/`, `nvidia.com/`,
-/// `batch.kubernetes.io/`, `resource.kubernetes.io/`, `k8s.io/`; of `nvidia.com/` only the GPU
-/// feature discovery sharing labels `*.product`, `*.count`, `*.replicas`, `*.sharing-strategy` and
-/// `nvidia.com/mig.strategy`), and never more than 64 of each.
+/// metav1.ObjectMeta, slimmed. Decoders keep only the labels and annotations something reads:
+/// `kueue.x-k8s.io/workload`, `kueue.x-k8s.io/job-uid`, `kueue.x-k8s.io/multikueue-origin`,
+/// `resource.kubernetes.io/pod-claim-name`, every `firstwork.dev/` key, and of `nvidia.com/` the
+/// GPU feature discovery sharing labels `*.product`, `*.count`, `*.replicas`,
+/// `*.sharing-strategy` and `nvidia.com/mig.strategy`; never more than 64 of each (a reader of
+/// another key must add it to the list in src/model/meta.cpp).
 struct ObjectMeta {
   std::string name;
   Interned namespace_;  // empty for cluster-scoped objects

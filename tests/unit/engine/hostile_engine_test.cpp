@@ -88,7 +88,7 @@ std::vector<Hostile> hostileObjects() {
   }
   {  // 10,000 labels, some with kept prefixes
     auto w = workloadJson("job-labels", "h-4", t);
-    for (int i = 0; i < 10000; ++i) w["metadata"]["labels"]["kueue.x-k8s.io/l" + std::to_string(i)] = "v";
+    for (int i = 0; i < 10000; ++i) w["metadata"]["labels"]["firstwork.dev/l" + std::to_string(i)] = "v";
     out.push_back({"10,000 labels", w.dump(), model::Kind::Workload, false});
   }
   {  // nesting 50,000 deep where a kept label value belongs, and where nothing is read
@@ -98,7 +98,7 @@ std::vector<Hostile> hostileObjects() {
     auto w = workloadJson("job-deep", "h-5", t);
     std::string text = w.dump();
     std::string read = text;
-    read.insert(read.find("\"uid\""), "\"labels\":{\"kueue.x-k8s.io/x\":" + deep + "},");
+    read.insert(read.find("\"uid\""), "\"labels\":{\"firstwork.dev/x\":" + deep + "},");
     out.push_back({"deep nesting in a label", read, model::Kind::Workload, true});
     std::string unread = text;
     unread.insert(unread.size() - 1, ",\"extra\":" + deep);

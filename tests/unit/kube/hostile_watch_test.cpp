@@ -97,7 +97,7 @@ TEST_CASE("deeply nested JSON is skipped where unread and counted where read; th
   // Nesting where a label value we keep belongs: that pod is skipped and counted.
   rv = w.f.server.currentResourceVersion() + 1;
   w.f.server.injectRawEvent("pods", "ADDED",
-                            rawPod("deep-bad", "uid-deep-bad", rv, ",\"labels\":{\"kueue.x-k8s.io/a\":" + objects + "}"));
+                            rawPod("deep-bad", "uid-deep-bad", rv, ",\"labels\":{\"firstwork.dev/a\":" + objects + "}"));
   w.f.server.create("pods", podJson("after", 0));
   bool arrived = runUntil(w.f.io, [&] { return w.f.sink.mirror.size() == 5; });  // 3 + deep-ok + after
   INFO("mirror " << w.f.sink.mirror.size() << " decode errors " << w.r.stats().decodeErrors << " restarts " << w.f.observer.restarts.size());

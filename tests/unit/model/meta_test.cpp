@@ -31,28 +31,39 @@ TEST_CASE("lookup helpers find values, conditions and quantities", "[model][meta
   CHECK(milliOf(rl, "example.com/gpu") == 0);
 }
 
-TEST_CASE("labels and annotations are filtered by prefix", "[model][meta]") {
+TEST_CASE("only the labels and annotations something reads are kept", "[model][meta]") {
   auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u",
-    "labels": {"kueue.x-k8s.io/queue-name": "q", "firstwork.dev/team": "a", "nvidia.com/gpu.product": "H100",
-               "batch.kubernetes.io/job-name": "j", "resource.kubernetes.io/x": "y",
+    "labels": {"kueue.x-k8s.io/job-uid": "j1", "kueue.x-k8s.io/multikueue-origin": "mgr",
+               "firstwork.dev/team": "a", "nvidia.com/gpu.product": "H100",
+               "nvidia.com/cuda.driver.major": "550", "kueue.x-k8s.io/queue-name": "q",
+               "kueue.x-k8s.io/podset": "main", "batch.kubernetes.io/job-name": "j",
+               "batch.kubernetes.io/controller-uid": "c", "resource.kubernetes.io/x": "y",
                "k8s.io/initial-events-end": "true", "node.k8s.io/other": "n", "app": "web",
-               "kueue.x-k8s.io/": "prefix only", "kueue.x-k8s.io": "no slash"},
-    "annotations": {"firstwork.dev/first-work-at": "2026-08-20T10:03:00Z",
+               "firstwork.dev/": "prefix only", "kueue.x-k8s.io/job-uidx": "longer"},
+    "annotations": {"kueue.x-k8s.io/workload": "wl", "firstwork.dev/first-work-at": "2026-08-20T10:03:00Z",
+                    "resource.kubernetes.io/pod-claim-name": "gpu",
+                    "batch.kubernetes.io/job-completion-index": "3",
+                    "k8s.v1.cni.cncf.io/network-status": "[{}]",
                     "kubectl.kubernetes.io/last-applied-configuration": "{...}"}}})",
                            Kind::Pod);
-  // 10 labels: 6 carry a kept prefix; "node.k8s.io/", "app", the bare prefix and "kueue.x-k8s.io" do not.
-  CHECK(p.meta.labels.size() == 6);
-  CHECK(*findValue(p.meta.labels, "k8s.io/initial-events-end") == "true");
-  CHECK(findValue(p.meta.labels, "node.k8s.io/other") == nullptr);
-  CHECK(findValue(p.meta.labels, "kueue.x-k8s.io/") == nullptr);
-  REQUIRE(p.meta.annotations.size() == 1);
-  CHECK(p.meta.annotations[0].second == "2026-08-20T10:03:00Z");
+  // 15 labels: the two Kueue keys the engine reads, our own prefix, one GPU feature discovery
+  // label. Not: other nvidia.com/ labels, other Kueue/batch/resource keys, the bare prefix, a key
+  // that only starts like a kept one.
+  REQUIRE(p.meta.labels.size() == 4);
+  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/job-uid") == "j1");
+  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/multikueue-origin") == "mgr");
+  CHECK(*findValue(p.meta.labels, "firstwork.dev/team") == "a");
+  CHECK(*findValue(p.meta.labels, "nvidia.com/gpu.product") == "H100");
+  REQUIRE(p.meta.annotations.size() == 3);
+  CHECK(*findValue(p.meta.annotations, "kueue.x-k8s.io/workload") == "wl");
+  CHECK(*findValue(p.meta.annotations, "firstwork.dev/first-work-at") == "2026-08-20T10:03:00Z");
+  CHECK(*findValue(p.meta.annotations, "resource.kubernetes.io/pod-claim-name") == "gpu");
 }
 
 TEST_CASE("metadata bounds: 64 kept labels, truncated values, duplicate keys", "[model][meta]") {
   std::string labels;
   for (int i = 0; i < 10000; ++i) {
-    labels += (i ? "," : "") + std::string("\"kueue.x-k8s.io/l") + std::to_string(i) + "\": \"v\"";
+    labels += (i ? "," : "") + std::string("\"firstwork.dev/l") + std::to_string(i) + "\": \"v\"";
   }
   // 1 ASCII byte then 200 two-byte characters = 401 bytes; 256 would split the character that
   // starts at byte 255, so the cut lands at 255.
@@ -63,8 +74,8 @@ TEST_CASE("metadata bounds: 64 kept labels, truncated values, duplicate keys", "
                                value + R"(", "firstwork.dev/x": "second"}}})",
                            Kind::Pod);
   CHECK(p.meta.labels.size() == 64);
-  CHECK(p.meta.labels.front().first == "kueue.x-k8s.io/l0");
-  CHECK(p.meta.labels.back().first == "kueue.x-k8s.io/l63");
+  CHECK(p.meta.labels.front().first == "firstwork.dev/l0");
+  CHECK(p.meta.labels.back().first == "firstwork.dev/l63");
   REQUIRE(p.meta.annotations.size() == 2);
   CHECK(*findValue(p.meta.annotations, "firstwork.dev/x") == "second");  // last duplicate wins
   CHECK(findValue(p.meta.annotations, "firstwork.dev/long")->size() == 255);
@@ -124,9 +135,9 @@ TEST_CASE("identity is required and must be strings", "[model][meta]") {
   CHECK(decodeError(R"({"metadata": {"name": ")" + std::string(600, 'n') + R"(", "uid": "u"}})",
                     Kind::Pod) == "metadata.name: longer than 512 bytes (600)");
   CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u", "labels":
-                        {"kueue.x-k8s.io/queue-name": 5, "app": 6}}})",
+                        {"kueue.x-k8s.io/job-uid": 5, "app": 6}}})",
                     Kind::Pod) ==
-        "metadata.labels[\"kueue.x-k8s.io/queue-name\"]: expected string, got number (Pod p)");
+        "metadata.labels[\"kueue.x-k8s.io/job-uid\"]: expected string, got number (Pod p)");
   CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u", "ownerReferences": [{"controller": "yes"}]}})",
                     Kind::Pod) ==
         "metadata.ownerReferences[0].controller: expected boolean, got string (Pod p)");

@@ -19,12 +19,10 @@ TEST_CASE("running Kueue job pod: linkage metadata, GPU request, readiness, star
   CHECK(p.meta.namespace_ == "team-a");
   CHECK(p.meta.uid == "11111111-aaaa-4bbb-8ccc-000000000101");
   CHECK(rfc(p.meta.creationTimestamp) == "2026-08-20T10:00:09Z");
-  // 9 labels; "controller-uid" and "job-name" have no kept prefix.
-  CHECK(p.meta.labels.size() == 7);
-  CHECK(*findValue(p.meta.labels, "batch.kubernetes.io/job-name") == "train-llm");
-  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/podset") == "main");
-  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/multikueue-worker-workload-pod") == "true");
-  CHECK(findValue(p.meta.labels, "job-name") == nullptr);
+  // 9 labels (job name, index and uid, Kueue's podset and queue names): nothing reads them, none
+  // is kept. The one annotation links the pod to its Workload.
+  CHECK(p.meta.labels.empty());
+  REQUIRE(p.meta.annotations.size() == 1);
   CHECK(*findValue(p.meta.annotations, "kueue.x-k8s.io/workload") == "job-train-llm-3b9f2");
   REQUIRE(p.meta.ownerReferences.size() == 1);
   CHECK(p.meta.ownerReferences[0].uid == "0d2b7c41-2222-4a8f-8c11-000000000002");
@@ -64,7 +62,7 @@ TEST_CASE("gated pod counts its scheduling gates", "[model][pod]") {
   CHECK(s.message == "Scheduling is blocked due to non-empty scheduling gates");
   CHECK(rfc(s.lastTransitionTime) == "2026-08-20T10:10:00Z");
   CHECK(p.containers.empty());
-  CHECK(*findValue(p.meta.labels, "kueue.x-k8s.io/queue-name") == "team-a-lq");
+  CHECK(p.meta.labels.empty());  // kueue.x-k8s.io/queue-name: Kueue's, not read here
 }
 
 TEST_CASE("waiting containers keep reason and message", "[model][pod]") {
@@ -147,7 +145,7 @@ TEST_CASE("failed plain pod: null lastTransitionTime, deletion, termination targ
   CHECK(p.meta.uid == "8f1ec3b1-1865-4bee-b9c6-db8cde6b22bf");
   CHECK(p.meta.resourceVersion == "1713714");
   CHECK(rfc(p.meta.deletionTimestamp) == "2024-05-17T14:06:40Z");
-  CHECK(p.meta.labels.size() == 2);
+  CHECK(p.meta.labels.empty());       // kueue.x-k8s.io/managed and queue-name are not read
   CHECK(p.meta.annotations.empty());  // cluster-autoscaler.kubernetes.io/* are not kept
   CHECK(milliOf(p.requests, "nvidia.com/gpu") == 1000);
   CHECK(p.phase == PodPhase::Failed);

@@ -203,10 +203,10 @@ TEST_CASE("deep nesting is skipped or rejected, never recursed into", "[model][r
   CHECK(ignored.ok());
   CHECK(decodeError(R"({"metadata":{"name":"p","uid":"u"},"status":{"conditions":)" + arrays + "}}",
                     Kind::Pod) == "status.conditions[0]: expected object, got array (Pod p)");
-  CHECK(decodeError(R"({"metadata":{"name":"p","uid":"u","labels":{"kueue.x-k8s.io/a":)" + objects +
+  CHECK(decodeError(R"({"metadata":{"name":"p","uid":"u","labels":{"firstwork.dev/a":)" + objects +
                         "}}}",
                     Kind::Pod) ==
-        "metadata.labels[\"kueue.x-k8s.io/a\"]: expected string, got object (Pod p)");
+        "metadata.labels[\"firstwork.dev/a\"]: expected string, got object (Pod p)");
   std::string basic;
   for (int i = 0; i < 10000; ++i) basic += R"({"basic":)";
   basic += R"({"name":"deep"})" + std::string(10000, '}');
