@@ -69,6 +69,16 @@ uintptr_t Interned::make(std::string_view s) {
   return reinterpret_cast<uintptr_t>(new std::string(s)) | kOwnedBit;
 }
 
+Interned Interned::pooledUpTo(std::string_view s, size_t maxPooledBytes) {
+  Interned out;
+  if (s.size() > maxPooledBytes) {
+    out.bits_ = reinterpret_cast<uintptr_t>(new std::string(s)) | kOwnedBit;
+  } else {
+    out.bits_ = make(s);
+  }
+  return out;
+}
+
 Interned::Interned() noexcept : bits_(emptyBits()) {}
 
 Interned::Interned(std::string_view s) : bits_(make(s)) {}

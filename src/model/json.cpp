@@ -143,6 +143,14 @@ bool readText(Ctx& c, od::value& v, Interned& dst, size_t max) {
   return true;
 }
 
+bool readMessage(Ctx& c, od::value& v, Interned& dst) {
+  std::string_view s;
+  bool present = false;
+  if (!getString(c, v, s, &present)) return false;
+  if (present) dst = Interned::pooledUpTo(truncateUtf8(s, kMaxTextBytes), kPooledMessageBytes);
+  return true;
+}
+
 bool readBool(Ctx& c, od::value& v, bool& dst) {
   od::json_type t;
   if (!typeOf(c, v, t)) return false;

@@ -148,7 +148,7 @@ bool readCondition(Ctx& c, od::value& v, Condition& cond) {
       return true;
     }
     if (k == "reason") return readText(c, x, cond.reason);
-    if (k == "message") return readText(c, x, cond.message);
+    if (k == "message") return readMessage(c, x, cond.message);
     if (k == "lastTransitionTime") return readTime(c, x, cond.lastTransitionTime);
     return true;
   });

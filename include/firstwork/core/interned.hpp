@@ -78,6 +78,12 @@ class Interned {
     return a.str().compare(b) <=> 0;
   }
 
+  /// Pooled only when at most `maxPooledBytes` long, else owned (as past the pool's bounds): for
+  /// text that repeats when short and is unique when long, such as condition messages ("The
+  /// workload is admitted" on every Workload; "Preempted to accommodate a workload (UID: …)"
+  /// once), which must not fill the pool that never shrinks.
+  static Interned pooledUpTo(std::string_view s, size_t maxPooledBytes);
+
   /// Strings in the pool (for tests and diagnostics).
   static size_t poolSize();
   /// Lowers (or restores) the pool's bound; for the test of what happens once it is full.

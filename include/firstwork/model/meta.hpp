@@ -53,9 +53,14 @@ struct Condition {
   Interned type;
   ConditionStatus status = ConditionStatus::Unknown;
   Interned reason;
-  std::string message;
+  /// Shared when at most kPooledMessageBytes long (the same few messages on every object),
+  /// owned when longer (those name the object: preemptions, scheduling failures).
+  Interned message;
   std::optional<SystemTime> lastTransitionTime;
 };
+
+/// Condition and container messages up to this long are pooled (see Interned::pooledUpTo).
+inline constexpr size_t kPooledMessageBytes = 64;
 
 /// Returns the condition of `type`, or nullptr.
 const Condition* findCondition(const std::vector<Condition>& conditions, std::string_view type);

@@ -19,7 +19,7 @@ struct ContainerStatus {
   int32_t restartCount = 0;
   ContainerStateKind state = ContainerStateKind::None;
   Interned reason;      // waiting.reason or terminated.reason
-  std::string message;  // waiting.message or terminated.message (truncated to 256 bytes)
+  Interned message;  // waiting.message or terminated.message (truncated to 256 bytes; pooled up to 64)
   std::optional<SystemTime> startedAt;   // running.startedAt or terminated.startedAt
   std::optional<SystemTime> finishedAt;  // terminated.finishedAt
   int32_t exitCode = 0;

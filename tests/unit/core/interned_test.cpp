@@ -108,3 +108,30 @@ TEST_CASE("interned: threads interning the same values get the same entries") {
   for (auto& th : threads) th.join();
   for (int t = 1; t < kThreads; ++t) CHECK(seen[t] == seen[0]);
 }
+
+TEST_CASE("pooledUpTo: short text is pooled, long text is owned and leaves the pool alone",
+          "[core][interned]") {
+  const std::string shortText = "interned-test: The workload is admitted";
+  const std::string longText =
+      "interned-test: Preempted to accommodate a workload (UID: 5c8a0f2e-1111-4a8f-8c11-000000000042) "
+      "due to prioritization in the ClusterQueue";
+  const Interned empty;  // the pool's empty entry exists before counting
+  const size_t before = Interned::poolSize();
+  Interned a = Interned::pooledUpTo(shortText, 64);
+  Interned b = Interned::pooledUpTo(shortText, 64);
+  CHECK(a.pooled());
+  CHECK(a.data() == b.data());  // one copy, shared
+  CHECK(a.data() == Interned(shortText).data());
+  CHECK(Interned::poolSize() == before + 1);
+  Interned c = Interned::pooledUpTo(longText, 64);
+  Interned d = Interned::pooledUpTo(longText, 64);
+  CHECK_FALSE(c.pooled());
+  CHECK(c == longText);
+  CHECK(c.data() != d.data());  // each its own
+  CHECK(Interned::poolSize() == before + 1);
+  CHECK(Interned::pooledUpTo("", 0).empty());
+  CHECK(Interned::pooledUpTo("", 0).pooled());  // the shared empty string
+  Interned e = c;  // copies of an owned value own their copy
+  CHECK(e == c);
+  CHECK(e.data() != c.data());
+}
