@@ -1,5 +1,6 @@
 #include "firstwork/core/interned.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <ostream>
 #include <unordered_map>
@@ -45,9 +46,9 @@ Cache& threadCache() {
 
 uintptr_t Interned::emptyBits() noexcept { return reinterpret_cast<uintptr_t>(&emptyString()); }
 
-uintptr_t Interned::make(std::string_view s) {
+uintptr_t Interned::make(std::string_view s, size_t maxPooledBytes) {
   if (s.empty()) return emptyBits();
-  if (s.size() <= kMaxInternedBytes) {
+  if (s.size() <= std::min(maxPooledBytes, kMaxInternedBytes)) {
     Cache& cache = threadCache();
     if (auto it = cache.find(s); it != cache.end()) return reinterpret_cast<uintptr_t>(it->second);
     const std::string* entry = nullptr;
@@ -71,11 +72,7 @@ uintptr_t Interned::make(std::string_view s) {
 
 Interned Interned::pooledUpTo(std::string_view s, size_t maxPooledBytes) {
   Interned out;
-  if (s.size() > maxPooledBytes) {
-    out.bits_ = reinterpret_cast<uintptr_t>(new std::string(s)) | kOwnedBit;
-  } else {
-    out.bits_ = make(s);
-  }
+  out.bits_ = make(s, maxPooledBytes);
   return out;
 }
 

@@ -92,7 +92,8 @@ class Interned {
  private:
   static constexpr uintptr_t kOwnedBit = 1;
   static uintptr_t emptyBits() noexcept;
-  static uintptr_t make(std::string_view s);
+  /// Pooled up to min(maxPooledBytes, kMaxInternedBytes) while the pool has room, else owned.
+  static uintptr_t make(std::string_view s, size_t maxPooledBytes = kMaxInternedBytes);
   void release() noexcept;
 
   uintptr_t bits_;
