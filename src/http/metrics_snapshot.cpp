@@ -18,15 +18,12 @@ void MetricsSnapshot::setRefreshRequester(std::function<void()> requester) {
   requester_ = std::move(requester);
 }
 
-std::shared_ptr<const std::string> MetricsSnapshot::render() {
+MetricsSnapshot::Rendering MetricsSnapshot::render() const {
   const auto started = clock_.monotonicNow();
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, collectable_.Collect());
   auto text = std::make_shared<const std::string>(out.str());
-  const auto cost = clock_.monotonicNow() - started;
-  std::lock_guard lock(mu_);
-  render_cost_ = cost;
-  return text;
+  return {std::move(text), clock_.monotonicNow() - started};
 }
 
 std::chrono::nanoseconds MetricsSnapshot::freshFor() const {
@@ -36,10 +33,11 @@ std::chrono::nanoseconds MetricsSnapshot::freshFor() const {
   return std::max<std::chrono::nanoseconds>(options_.freshness, byCost);
 }
 
-void MetricsSnapshot::publish(std::shared_ptr<const std::string> text) {
+void MetricsSnapshot::publish(Rendering r) {
   {
     std::lock_guard lock(mu_);
-    text_ = std::move(text);
+    text_ = std::move(r.text);
+    render_cost_ = r.cost;
     rendered_at_ = clock_.monotonicNow();
     ++generation_;
     request_pending_ = false;
@@ -97,12 +95,13 @@ std::shared_ptr<const std::string> MetricsSnapshot::scrape() {
     std::lock_guard lock(mu_);
     if (generation_ != seen && text_) return text_;
   }
-  auto text = render();
+  Rendering r = render();
+  auto text = r.text;
   {
     std::lock_guard lock(mu_);
     ++inline_renders_;
   }
-  publish(text);
+  publish(std::move(r));
   return text;
 }
 

@@ -67,9 +67,12 @@ class MetricsSnapshot {
   uint64_t inlineRenderCount() const;
 
  private:
-  /// Renders, and notes what it cost (for renderCostMultiple).
-  std::shared_ptr<const std::string> render();
-  void publish(std::shared_ptr<const std::string> text);
+  struct Rendering {
+    std::shared_ptr<const std::string> text;
+    std::chrono::nanoseconds cost{0};  // for renderCostMultiple
+  };
+  Rendering render() const;
+  void publish(Rendering r);
   /// How long a rendering is served (under mu_).
   std::chrono::nanoseconds freshFor() const;
 
