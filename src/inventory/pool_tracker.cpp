@@ -145,7 +145,7 @@ void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
     // Like the allocator, only complete pools are validated; counter-set slices carry no devices.
     std::set<std::string_view> names;
     for (const auto& [name, held] : pool.slices) {
-    const model::ResourceSlice& slice = *held;
+      const model::ResourceSlice& slice = *held;
       if (slice.poolGeneration != generation) continue;
       for (const auto& device : slice.devices) {
         if (!names.insert(device.name).second) duplicate = true;
