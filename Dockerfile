@@ -7,6 +7,7 @@ RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-ins
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
+# tests/ops/CMakeLists.txt configures with these flags in CI: change both together.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFIRSTWORK_BUILD_TESTS=OFF \
       -DFIRSTWORK_BUILD_BENCH=OFF \
  && cmake --build /build --target firstworkd \
