@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <mutex>
 #include <ostream>
-#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace firstwork {
 namespace {
@@ -35,8 +35,52 @@ const std::string& emptyString() {
   return *s;
 }
 
-/// What this thread has looked up: lookups without the pool's lock. Keys view pool entries.
-using Cache = std::unordered_map<std::string_view, const std::string*>;
+/// What this thread has looked up: lookups without the pool's lock. An open-addressing table of
+/// (hash, pool entry) with linear probing: a hit reads one slot and the entry's text, where a
+/// node-based map reads a bucket, a node and then the text — at a few lookups per decoded field
+/// those cache misses were most of interning's cost. Entries are never removed (the pool never
+/// shrinks), so there are no tombstones; the table doubles at half full.
+class Cache {
+ public:
+  const std::string* find(std::string_view s, size_t hash) const noexcept {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.entry == nullptr) return nullptr;
+      if (slot.hash == hash && std::string_view(*slot.entry) == s) return slot.entry;
+    }
+  }
+  void insert(size_t hash, const std::string* entry) {
+    if ((used_ + 1) * 2 > slots_.size()) grow();
+    place(hash, entry);
+    ++used_;
+  }
+  size_t size() const noexcept { return used_; }
+
+ private:
+  struct Slot {
+    size_t hash = 0;
+    const std::string* entry = nullptr;
+  };
+  void place(size_t hash, const std::string* entry) noexcept {
+    size_t i = hash & mask_;
+    while (slots_[i].entry != nullptr) i = (i + 1) & mask_;
+    slots_[i] = Slot{hash, entry};
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.entry != nullptr) place(slot.hash, slot.entry);
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t used_ = 0;
+};
+
 Cache& threadCache() {
   thread_local Cache cache;
   return cache;
@@ -50,7 +94,8 @@ uintptr_t Interned::make(std::string_view s, size_t maxPooledBytes) {
   if (s.empty()) return emptyBits();
   if (s.size() <= std::min(maxPooledBytes, kMaxInternedBytes)) {
     Cache& cache = threadCache();
-    if (auto it = cache.find(s); it != cache.end()) return reinterpret_cast<uintptr_t>(it->second);
+    const size_t hash = std::hash<std::string_view>{}(s);
+    if (const std::string* hit = cache.find(s, hash)) return reinterpret_cast<uintptr_t>(hit);
     const std::string* entry = nullptr;
     {
       Pool& p = pool();
@@ -62,7 +107,7 @@ uintptr_t Interned::make(std::string_view s, size_t maxPooledBytes) {
       }
     }
     if (entry != nullptr) {
-      if (cache.size() < kMaxInternedStrings) cache.emplace(*entry, entry);
+      if (cache.size() < kMaxInternedStrings) cache.insert(hash, entry);
       return reinterpret_cast<uintptr_t>(entry);
     }
   }

@@ -135,3 +135,29 @@ TEST_CASE("pooledUpTo: short text is pooled, long text is owned and leaves the p
   CHECK(e == c);
   CHECK(e.data() != c.data());
 }
+
+TEST_CASE("interned: a thread's lookup cache keeps every value apart as it grows", "[core][interned]") {
+  // A fresh thread starts with an empty cache, which doubles at half full (512, 1024, 2048 …
+  // entries): values looked up again after several doublings, in the other order, must come back
+  // as the same entries, and values differing in one character must stay different.
+  constexpr int kValues = 5000;
+  std::vector<const char*> first(kValues), again(kValues);
+  std::vector<std::string> read(kValues);
+  std::thread([&] {
+    for (int i = 0; i < kValues; ++i) first[i] = Interned(fmt::format("cache-growth-{}", i)).data();
+    for (int i = kValues - 1; i >= 0; --i) {
+      Interned v(fmt::format("cache-growth-{}", i));
+      again[i] = v.data();
+      read[i] = v.str();
+    }
+  }).join();
+  for (int i = 0; i < kValues; ++i) {
+    INFO("value " << i);
+    CHECK(again[i] == first[i]);
+    CHECK(read[i] == fmt::format("cache-growth-{}", i));
+  }
+  CHECK(std::set<const char*>(first.begin(), first.end()).size() == kValues);
+  // The same values from this thread (its own cache) are the same pool entries.
+  CHECK(Interned("cache-growth-4999").data() == first[4999]);
+  CHECK(Interned("cache-growth-0").data() == first[0]);
+}
