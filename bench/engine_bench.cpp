@@ -33,6 +33,7 @@
 
 #include <fmt/format.h>
 
+#include "firstwork/core/heap.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/engine/engine_config.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
@@ -42,6 +43,12 @@
 #include "event_mix.hpp"
 
 namespace {
+
+// The On-Demand kernel this file (and firstwork_model, built with the same flags) compiled in:
+// simdjson::builtin_implementation() would name libsimdjson's own, not the including code's.
+#define FIRSTWORK_BENCH_STR_(x) #x
+#define FIRSTWORK_BENCH_STR(x) FIRSTWORK_BENCH_STR_(x)
+constexpr const char* kNavigation = FIRSTWORK_BENCH_STR(SIMDJSON_BUILTIN_IMPLEMENTATION);
 
 using firstwork::SystemTime;
 namespace model = firstwork::model;
@@ -692,9 +699,10 @@ int main(int argc, char** argv) {
   // On-Demand's navigation (stage 2) is inlined and compiled for the -m flags of the including
   // file — here and in firstwork_model alike — while stage 1 runs in libsimdjson, dispatched at
   // runtime.
-  std::printf("simdjson On-Demand: navigation compiled for %s, stage 1 (runtime-dispatched) %s\n",
-              std::string(simdjson::builtin_implementation()->name()).c_str(),
-              std::string(simdjson::get_active_implementation()->name()).c_str());
+  std::printf("simdjson On-Demand: navigation compiled for %s, stage 1 (runtime-dispatched) %s; heap: %s\n",
+              kNavigation,
+              std::string(simdjson::get_active_implementation()->name()).c_str(),
+              firstwork::heapAllocatorName().c_str());
   std::printf("cpu: %s, nproc %d\n\n", firstLine("/proc/cpuinfo", "model name").c_str(),
               static_cast<int>(std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN))));
   std::printf("%-32s %12s %12s %10s %10s\n", "pass (single thread)", "ev/s (cpu)", "ev/s (wall)",

@@ -14,3 +14,21 @@ pkg_check_modules(httplib REQUIRED IMPORTED_TARGET cpp-httplib)   # Debian: no C
 if(TARGET yaml-cpp AND NOT TARGET yaml-cpp::yaml-cpp)
   add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)
 endif()
+
+# The heap allocator. jemalloc by default: the decoder and the engine allocate and free a few
+# dozen small blocks per event, and jemalloc's per-thread size-class caches serve them faster
+# than glibc's malloc (decode + engine ≈ 10 % more events per CPU-second in
+# firstwork_engine_bench) with a lower resident heap after the initial sync (bench/README.md,
+# change 29). Sanitizer builds keep the system allocator: ASan and TSan replace malloc themselves.
+set(FIRSTWORK_ALLOCATOR jemalloc CACHE STRING "Heap allocator: jemalloc or system (the C library's malloc)")
+set_property(CACHE FIRSTWORK_ALLOCATOR PROPERTY STRINGS jemalloc system)
+set(firstwork_allocator "${FIRSTWORK_ALLOCATOR}")
+if(NOT firstwork_sanitize STREQUAL "off" AND firstwork_allocator STREQUAL "jemalloc")
+  message(STATUS "firstwork: sanitizer build (${firstwork_sanitize}): the system allocator instead of jemalloc")
+  set(firstwork_allocator system)
+endif()
+if(firstwork_allocator STREQUAL "jemalloc")
+  pkg_check_modules(jemalloc REQUIRED IMPORTED_TARGET jemalloc)   # Debian: libjemalloc-dev
+elseif(NOT firstwork_allocator STREQUAL "system")
+  message(FATAL_ERROR "FIRSTWORK_ALLOCATOR=${FIRSTWORK_ALLOCATOR}: use jemalloc or system")
+endif()

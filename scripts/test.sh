@@ -24,16 +24,20 @@
 # -O0 580, at -O1 1055. Both sanitizer builds therefore compile the daemon's sources (src/) at -O1,
 # so the daemons and API servers the tests start run at a usable speed, and everything else (tests,
 # benchmarks, fuzz drivers: most of the compile) at -O0: ASan 750 CPU-s, TSan (only what it runs)
-# 220 CPU-s. There is no third, unsanitized test run: every test runs in build-asan, and the daemon
-# the README's demo command builds shares every source with both builds.
+# 220 CPU-s. There is no third, unsanitized run of the suite: every test runs in build-asan, and
+# the daemon the README's demo command builds shares every source with both builds; only its heap
+# allocator differs (jemalloc; sanitizers bring their own), which build-plain checks with the
+# core's tests (≈ 40 CPU-s).
 # FIRSTWORK_CHECKS=plain is the quick local loop: GCC RelWithDebInfo into build/, every test, no
 # sanitizers.
 #
 # Order (the TSan build runs at nice 19 beside the ASan tests, which mostly wait on drills):
-#   install-deps -> build-asan -> ctest build-asan || build build-tsan -> ctest build-tsan
+#   install-deps -> build-asan -> ctest build-asan || build build-tsan, build-plain (core tests)
+#   -> ctest build-tsan -> ctest build-plain
 #
 # Environment: FIRSTWORK_CHECKS=all (default) | plain; BUILD_DIR (plain, default build),
-# ASAN_BUILD_DIR (build-asan), TSAN_BUILD_DIR (build-tsan); FIRSTWORK_FUZZ_SECONDS (10);
+# ASAN_BUILD_DIR (build-asan), TSAN_BUILD_DIR (build-tsan), PLAIN_BUILD_DIR (build-plain: the
+# core's tests on jemalloc); FIRSTWORK_FUZZ_SECONDS (10);
 # CTEST_JOBS (6: most tests wait on drills, and the end-to-end ones reserve 2 slots each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,6 +112,7 @@ if [ "$CHECKS" = plain ]; then
 else
   ASAN=${ASAN_BUILD_DIR:-build-asan}
   TSAN=${TSAN_BUILD_DIR:-build-tsan}
+  PLAIN=${PLAIN_BUILD_DIR:-build-plain}
 
   stage "build $ASAN (clang 14, ASan+UBSan+libFuzzer coverage)"; t=$SECONDS
   configure "$ASAN" -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
@@ -129,6 +134,14 @@ else
     firstwork_http_tests firstwork_sim_tests firstwork_signals_tests firstwork_scenario_tests
   took "build $TSAN" $t
 
+  # Sanitizer builds run on the system allocator (ASan and TSan replace malloc); the daemon the
+  # demo and the Dockerfile build runs on jemalloc (cmake/Dependencies.cmake). The core's tests
+  # in a plain GCC build check that jemalloc serves malloc there and gives free heap back.
+  stage "build $PLAIN (GCC, jemalloc: the core's tests; nice 19, beside the ASan tests)"; t=$SECONDS
+  configure "$PLAIN" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" -DFIRSTWORK_BUILD_BENCH=OFF
+  nice -n 19 cmake --build "$PLAIN" -j "$JOBS" --target firstwork_core_tests
+  took "build $PLAIN" $t
+
   if ! wait $asan; then failed+=("ctest $ASAN"); fi
   took "ctest $ASAN (from its start)" $t_asan
   check_reports "$ASAN" "ctest $ASAN"
@@ -149,6 +162,12 @@ else
     -FC firstwork_test_logs -R '^(firstworkd run watches|Prometheus scraping firstworkd)'
   took "ctest $TSAN" $t
   check_reports "$TSAN" "ctest $TSAN"
+
+  stage "ctest $PLAIN: the core's tests on jemalloc"; t=$SECONDS
+  rm -f "$PLAIN/ctest.log"
+  run_ctest "$PLAIN/ctest.log" "ctest $PLAIN core" --test-dir "$PLAIN" -j "$CTEST_JOBS" \
+    -L '^firstwork_core_tests$'
+  took "ctest $PLAIN" $t
 fi
 
 took "total" $started

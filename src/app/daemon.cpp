@@ -672,7 +672,8 @@ Status Daemon::start() {
   });
   d.log.info("firstworkd started", {{"listen", d.httpServer->baseUrl()},
                                     {"clusters", static_cast<uint64_t>(d.clusters.size())},
-                                    {"store", cfg.store.path}});
+                                    {"store", cfg.store.path},
+                                    {"allocator", heapAllocatorName()}});
   return Ok{};
 }
 

@@ -1,10 +1,37 @@
 #include "firstwork/core/heap.hpp"
 
-#if defined(__GLIBC__)
+#if defined(FIRSTWORK_JEMALLOC)
+#include <jemalloc/jemalloc.h>
+#elif defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 namespace firstwork {
+
+#if defined(FIRSTWORK_JEMALLOC)
+
+#define FIRSTWORK_STRINGIFY_(x) #x
+#define FIRSTWORK_STRINGIFY(x) FIRSTWORK_STRINGIFY_(x)
+
+bool releaseFreeHeap() {
+  return mallctl("arena." FIRSTWORK_STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", nullptr, nullptr, nullptr, 0) == 0;
+}
+
+std::string heapAllocatorName() {
+  const char* version = nullptr;
+  size_t size = sizeof(version);
+  if (mallctl("version", &version, &size, nullptr, 0) != 0 || version == nullptr) return "jemalloc";
+  return std::string("jemalloc ") + version;
+}
+
+std::optional<uint64_t> threadAllocatedBytes() {
+  uint64_t allocated = 0;
+  size_t size = sizeof(allocated);
+  if (mallctl("thread.allocated", &allocated, &size, nullptr, 0) != 0) return std::nullopt;
+  return allocated;
+}
+
+#else
 
 bool releaseFreeHeap() {
 #if defined(__GLIBC__)
@@ -14,6 +41,12 @@ bool releaseFreeHeap() {
   return false;
 #endif
 }
+
+std::string heapAllocatorName() { return "system"; }
+
+std::optional<uint64_t> threadAllocatedBytes() { return std::nullopt; }
+
+#endif
 
 void HeapReleasePolicy::listsCompleted(MonotonicTime now) { afterSyncAt_ = now + options_.afterSync; }
 

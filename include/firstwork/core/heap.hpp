@@ -1,16 +1,28 @@
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include "firstwork/core/clock.hpp"
 
 namespace firstwork {
 
-/// Gives free heap pages back to the OS (glibc malloc_trim(0), which also releases whole free
-/// pages in the middle of an arena, not only its top). False when the allocator cannot. It walks
-/// every free chunk with the arena locked: tens of ms on a large, fragmented heap, up to a few
-/// hundred on a pathological one, so it is called on occasions, not per event or per second.
+/// Gives free heap pages back to the OS now: with jemalloc (the default build) a purge of every
+/// arena's unused dirty pages, which jemalloc otherwise returns over ~10 s of decay and only
+/// while the process keeps allocating; with glibc malloc_trim(0), which also releases whole free
+/// pages in the middle of an arena, not only its top. False when the allocator cannot. Either
+/// walks the free memory with the arenas locked (tens of ms on a large, fragmented heap), so it
+/// is called on occasions, not per event or per second.
 bool releaseFreeHeap();
+
+/// The allocator that serves malloc in this process, for the start-up log: "jemalloc <version>"
+/// or "system".
+std::string heapAllocatorName();
+
+/// Bytes the calling thread has allocated since it started, where the allocator counts them
+/// (jemalloc's thread.allocated); nullopt with the system allocator.
+std::optional<uint64_t> threadAllocatedBytes();
 
 /// Decides when the daemon gives free heap back. glibc keeps freed memory resident: the initial
 /// sync's LIST pages and the first steps' records (tens of MiB at a large estate) would stay in

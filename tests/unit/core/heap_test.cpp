@@ -59,8 +59,28 @@ TEST_CASE("heap release policy: a few seconds after the lists complete, once") {
 #endif
 #endif
 
-#if defined(__GLIBC__) && !defined(FIRSTWORK_TEST_SANITIZED_HEAP)
-// glibc's own allocator (a sanitizer replaces it, and its figures then say nothing).
+TEST_CASE("heap: the allocator the build chose serves this process's malloc") {
+#if defined(FIRSTWORK_TEST_EXPECT_JEMALLOC)
+  // Linked is not enough: jemalloc must be the malloc that new and malloc() reach, which its
+  // per-thread count of allocated bytes shows.
+  CHECK(firstwork::heapAllocatorName().starts_with("jemalloc 5."));
+  const auto before = firstwork::threadAllocatedBytes();
+  REQUIRE(before.has_value());
+  void* block = std::malloc(size_t{1} << 20);
+  REQUIRE(block != nullptr);
+  const auto after = firstwork::threadAllocatedBytes();
+  std::free(block);
+  REQUIRE(after.has_value());
+  CHECK(*after - *before >= (size_t{1} << 20));
+#else
+  CHECK(firstwork::heapAllocatorName() == "system");
+  CHECK_FALSE(firstwork::threadAllocatedBytes().has_value());
+#endif
+}
+
+#if (defined(__GLIBC__) || defined(FIRSTWORK_TEST_EXPECT_JEMALLOC)) && !defined(FIRSTWORK_TEST_SANITIZED_HEAP)
+// The process's own allocator, jemalloc or glibc's (a sanitizer replaces it, and its figures
+// then say nothing).
 namespace {
 
 constexpr size_t MiB = size_t{1} << 20;
@@ -91,8 +111,9 @@ TEST_CASE("heap: free chunks in the middle of the heap are given back to the OS"
     std::memset(blocks.back(), 0x5a, kBlock);
   }
   REQUIRE(failed == 0);
-  // Free all but every 64th block: the free space lies between live blocks, so the arena's top
-  // cannot simply shrink (what malloc does by itself); only malloc_trim gives those pages back.
+  // Free all but every 64th block: the free space lies between live blocks, so glibc's arena top
+  // cannot simply shrink (what its malloc does by itself) and jemalloc keeps them dirty for its
+  // decay period; only the explicit release gives those pages back now.
   for (size_t i = 0; i < kBlocks; ++i) {
     if (i % 64 == 63) continue;
     std::free(blocks[i]);
