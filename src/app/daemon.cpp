@@ -10,7 +10,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
-#include <deque>
 #include <future>
 #include <mutex>
 #include <set>
@@ -249,11 +248,16 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     for (const auto& o : out.observations)
       if (o.histogram == engine::HistogramKind::ObservationLag)
         self.observationLag(o.cluster, o.resource, o.seconds);
-    engine::Outputs durable = std::move(out);
-    std::erase_if(durable.observations, [](const engine::Observation& o) {
+    std::erase_if(out.observations, [](const engine::Observation& o) {
       return o.histogram == engine::HistogramKind::ObservationLag;
     });
-    for (auto& p : records::toRecords(durable, redactor)) pending.push_back(std::move(p));
+    auto recs = records::toRecords(out, redactor);
+    out = engine::Outputs{};  // the records carry what is kept: not both at the commit's peak
+    if (pending.empty()) {
+      pending = std::move(recs);  // the usual case: nothing left from a failed commit
+    } else {
+      pending.insert(pending.end(), std::make_move_iterator(recs.begin()), std::make_move_iterator(recs.end()));
+    }
     // GPU-seconds by state become durable once a minute (and at shutdown) for the report.
     std::optional<engine::Snapshot> snap;
     if (tick || stopping) {
@@ -316,10 +320,13 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     // soak, where a restart rewrote completed reclaims with 0 interrupted GPU-seconds.
     std::erase_if(pending, [&](const PendingRecord& p) { return closedAlready(p.record); });
     if (pending.empty()) return;
+    // The records travel to the store and back by move: a copy of every body was most of a
+    // large commit's allocations (the first step after a sync writes tens of thousands).
     std::vector<store::Record> recs;
     recs.reserve(pending.size());
-    for (const auto& p : pending) recs.push_back(p.record);
+    for (auto& p : pending) recs.push_back(std::move(p.record));
     auto res = store->commit(recs);
+    for (size_t i = 0; i < pending.size(); ++i) pending[i].record = std::move(recs[i]);
     if (!res.ok()) {
       self.storeError("write");
       if (!storeFailing)
@@ -327,7 +334,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
                   {{"error", res.error()}, {"pending", static_cast<uint64_t>(pending.size())}});
       storeFailing = true;
       constexpr size_t kMaxPending = 200000;
-      while (pending.size() > kMaxPending) pending.pop_front();
+      if (pending.size() > kMaxPending)  // the oldest go first
+        pending.erase(pending.begin(), pending.begin() + static_cast<ptrdiff_t>(pending.size() - kMaxPending));
       return;
     }
     if (storeFailing) log.info("store writes recovered", {});
@@ -563,7 +571,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   engine::MilestoneEngine engine;
   store::StorePtr store;
   std::optional<records::GpuSecondsRecorder> gpuSeconds;
-  std::deque<PendingRecord> pending;
+  std::vector<PendingRecord> pending;
   bool storeFailing = false;
   MonotonicTime lastPrune{};
   HeapReleasePolicy heapPolicy;

@@ -109,6 +109,12 @@ std::string reclaimJson(const engine::ReclaimRecord& reclaim, const log::Redacto
 std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Redactor& r) {
   using Effect = PendingRecord::Effect;
   std::vector<PendingRecord> recs;
+  // Sized once: the first step after a sync turns tens of thousands of outputs into records, and
+  // growing the vector moved every record built so far at each doubling (a PendingRecord is
+  // several hundred bytes) through freshly faulted pages. Incidents and reclaims add at most
+  // one closing record each.
+  recs.reserve(out.milestones.size() + out.observations.size() + 2 * out.incidents.size() +
+               2 * out.reclaims.size() + out.openCycles.size() + out.duplicates.size());
   for (const auto& m : out.milestones) {
     PendingRecord p;
     json body{{"workload", workloadJson(m.workload, r)},
