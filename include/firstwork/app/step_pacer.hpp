@@ -26,9 +26,28 @@ class StepPacer {
   void stepped(MonotonicTime at) { last_ = at; }
   std::chrono::milliseconds minInterval() const { return min_; }
 
+  /// Whether steps wait at `now`, given whether a watched resource is in its first LIST. At start
+  /// the objects arrive a whole resource at a time, Workloads before or after their pods and
+  /// claims: a step between two resources settles every workload and writes its records, and the
+  /// next resource changes most of them again — the sync's engine and store work done twice, on
+  /// the loop thread that is also receiving and decoding the lists (bench/README.md, change 31).
+  /// So steps wait for the lists, but for at most `maxHold` after the first question (the
+  /// daemon's start): a cluster whose list is slow or never ends must not keep the others'
+  /// figures back. A resource retrying (a cluster down) is not listing and holds nothing; relists
+  /// after the first sync hold nothing either.
+  bool holdForInitialLists(MonotonicTime now, bool initialListInProgress) {
+    if (!holdFrom_) holdFrom_ = now;
+    return initialListInProgress && now - *holdFrom_ < maxHold_;
+  }
+  /// Whether holdForInitialLists() can still answer true (false once `maxHold` has passed).
+  bool holdPossible(MonotonicTime now) const { return !holdFrom_ || now - *holdFrom_ < maxHold_; }
+  void setMaxInitialListHold(std::chrono::milliseconds maxHold) { maxHold_ = maxHold; }
+
  private:
   std::chrono::milliseconds min_;
   std::optional<MonotonicTime> last_;
+  std::chrono::milliseconds maxHold_{30'000};
+  std::optional<MonotonicTime> holdFrom_;
 };
 
 }  // namespace firstwork::app

@@ -19,3 +19,32 @@ TEST_CASE("steps: at once after a quiet spell, at most one per interval under a 
   CHECK(pacer.delay(t0 + 10s + 50ms) == 200ms);
   CHECK(pacer.minInterval() == 250ms);
 }
+
+TEST_CASE("steps: held while a first LIST is in progress, for at most the hold from the start",
+          "[app][pacer]") {
+  app::StepPacer pacer(250ms);
+  pacer.setMaxInitialListHold(30s);
+  const MonotonicTime t0{std::chrono::seconds(1000)};
+  CHECK(pacer.holdPossible(t0));
+  CHECK(pacer.holdForInitialLists(t0, true));            // the first question starts the hold
+  CHECK(pacer.holdForInitialLists(t0 + 5s, true));
+  CHECK_FALSE(pacer.holdForInitialLists(t0 + 6s, false));  // nothing listing (lists done, or a
+  CHECK(pacer.holdForInitialLists(t0 + 7s, true));         // cluster retrying), then one again
+  CHECK(pacer.holdForInitialLists(t0 + 29s + 999ms, true));
+  CHECK(pacer.holdPossible(t0 + 29s + 999ms));
+  CHECK_FALSE(pacer.holdForInitialLists(t0 + 30s, true));  // a list still running 30 s on: steps go
+  CHECK_FALSE(pacer.holdPossible(t0 + 30s));
+  CHECK_FALSE(pacer.holdForInitialLists(t0 + 90s, true));
+  // The hold does not touch the pacing of steps.
+  CHECK(pacer.delay(t0 + 90s) == 0ns);
+}
+
+TEST_CASE("steps: the hold counts from the first question, not from construction", "[app][pacer]") {
+  app::StepPacer pacer(250ms);
+  pacer.setMaxInitialListHold(10s);
+  const MonotonicTime t0{std::chrono::seconds(5000)};
+  CHECK(pacer.holdPossible(t0 + 1h));  // never asked: still possible
+  CHECK(pacer.holdForInitialLists(t0 + 1h, true));
+  CHECK(pacer.holdForInitialLists(t0 + 1h + 9s, true));
+  CHECK_FALSE(pacer.holdForInitialLists(t0 + 1h + 10s, true));
+}
