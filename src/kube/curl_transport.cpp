@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     Slist connectTo;
     ResponseHead head;
     bool headDone = false;
+    bool bodyReserved = false;
     bool cancelled = false;
     bool added = false;
     std::string body;
@@ -349,6 +351,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
       if (t->cancelled) return 0;
     }
     bool success = t->head.status >= 200 && t->head.status < 300;
+    if (!t->bodyReserved && success && !t->request.streaming) reserveBody(*t);
     if (t->request.streaming && success) {
       if (t->callbacks.onData) t->callbacks.onData(std::string_view(data, n));
       return t->cancelled ? 0 : n;
@@ -366,6 +369,23 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     }
     t->body.append(data, n);
     return n;
+  }
+
+  /// A LIST page of a few MB grown by doubling allocates and copies about twice its size, on
+  /// freshly faulted pages (the kernel zeroing them was a quarter of the daemon's CPU in the
+  /// initial sync): the buffer is reserved once, for the size the response announces or the
+  /// request expects, plus the padding the decoder appends in place (simdjson::SIMDJSON_PADDING).
+  static void reserveBody(Transfer& t) {
+    t.bodyReserved = true;
+    static constexpr size_t kDecoderPadding = 64;
+    curl_off_t announced = -1;
+    curl_easy_getinfo(t.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+    size_t expected = announced > 0 ? static_cast<size_t>(announced) : t.request.bodySizeHint;
+    // Reserved, not written: past what arrives nothing is resident. Still bounded, so that a
+    // hostile Content-Length cannot ask for the whole body limit up front.
+    static constexpr size_t kMaxReserve = size_t{64} << 20;
+    expected = std::min({expected, t.impl->options.maxBodyBytes, kMaxReserve});
+    if (expected > 0) t.body.reserve(expected + kDecoderPadding);
   }
 
   static int onSocket(CURL*, curl_socket_t fd, int what, void* user, void*) {

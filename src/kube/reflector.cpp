@@ -339,7 +339,7 @@ void Reflector::requestPage() {
     if (alive.expired() || gen != watchGen_) return;
     onPage(std::move(r));
   };
-  request_ = ctx_.transport->start(HttpRequest{path, false}, std::move(cb));
+  request_ = ctx_.transport->start(HttpRequest{path, false, lastPageBytes_}, std::move(cb));
   requestActive_ = true;
 }
 
@@ -350,6 +350,7 @@ void Reflector::onPage(HttpResult result) {
     ctx_.observer->onRequest(ctx_.cluster, resource(), RequestKind::List, result.head.status);
   }
   if (result.head.status == 200 && result.error.empty()) {
+    lastPageBytes_ = result.body.size();
     auto page = model::decodeList(result.body, kind_);
     if (!page) {
       HttpResult r = result;

@@ -14,6 +14,10 @@ namespace firstwork::kube {
 struct HttpRequest {
   std::string path;        // absolute path with query, e.g. "/api/v1/pods?limit=500"
   bool streaming = false;  // WATCH: body delivered as it arrives, no overall timeout
+  /// The body's expected size (a LIST page: the previous page's), when the response does not
+  /// say (a large LIST comes chunked): the body buffer is reserved once for it instead of
+  /// growing by doubling through fresh pages. 0: no hint.
+  size_t bodySizeHint = 0;
 };
 
 /// Status line and the headers the client acts on.

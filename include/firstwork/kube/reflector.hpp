@@ -198,6 +198,7 @@ class Reflector {
   // LIST in progress
   std::string listRv_;        // the RV the LIST was asked for ("0", last RV, or "")
   std::string continue_;
+  size_t lastPageBytes_ = 0;  // the last LIST page's size: the next page's buffer is reserved for it
   bool unpaginated_ = false;  // after a second expired continue token (client-go fallback)
   uint32_t expiredContinues_ = 0;
   std::vector<model::Object> listed_;

@@ -32,13 +32,17 @@ RestConfig configFor(const sim::ApiServer& server) {
   return *rc;
 }
 
-HttpResult get(boost::asio::io_context& io, KubeTransport& t, const std::string& path) {
+HttpResult get(boost::asio::io_context& io, KubeTransport& t, HttpRequest request) {
   std::optional<HttpResult> out;
   RequestCallbacks cb;
   cb.onDone = [&](HttpResult r) { out = std::move(r); };
-  t.start(HttpRequest{path, false}, std::move(cb));
+  t.start(std::move(request), std::move(cb));
   REQUIRE(runUntil(io, [&] { return out.has_value(); }));
   return std::move(*out);
+}
+
+HttpResult get(boost::asio::io_context& io, KubeTransport& t, const std::string& path) {
+  return get(io, t, HttpRequest{path, false});
 }
 
 std::string podJson(const std::string& name) {
@@ -67,6 +71,30 @@ TEST_CASE("GET over HTTP and over HTTPS with the cluster CA from the kubeconfig"
   CHECK(r.head.status == 200);
   CHECK(r.body.find("\"name\":\"a\"") != std::string::npos);
   CHECK(t.active() == 0);
+}
+
+TEST_CASE("a response body is reserved once: for its Content-Length, else for the request's hint",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(opts(false));
+  server.start();
+  for (int i = 0; i < 20; ++i) server.create("pods", podJson("p" + std::to_string(i)));
+  boost::asio::io_context io;
+  RealClock clock;
+  auto rc = configFor(server);
+  StaticCredentials creds(rc.token);
+  CurlTransport t(io, clock, rc, creds);
+  constexpr size_t kPadding = 64;  // what the decoder appends in place (SIMDJSON_PADDING)
+  // A LIST page announces its length: reserved for it and the padding, whatever the hint says.
+  auto list = get(io, t, HttpRequest{"/api/v1/pods", false, size_t{8} << 20});
+  REQUIRE(list.head.status == 200);
+  CHECK(list.body.find("\"name\":\"p19\"") != std::string::npos);
+  CHECK(list.body.capacity() >= list.body.size() + kPadding);
+  CHECK(list.body.capacity() < (size_t{8} << 20));
+  // A chunked body (here a watch read to its end) announces nothing: the hint sizes it.
+  auto chunked = get(io, t, HttpRequest{"/api/v1/pods?watch=1&timeoutSeconds=1", false, size_t{1} << 20});
+  REQUIRE(chunked.head.status == 200);
+  CHECK(chunked.body.find("\"name\":\"p0\"") != std::string::npos);
+  CHECK(chunked.body.capacity() >= (size_t{1} << 20) + kPadding);
 }
 
 TEST_CASE("TLS is verified against the CA and the server name and tls-server-name works",
