@@ -17,9 +17,10 @@ endif()
 
 # The heap allocator. jemalloc by default: the decoder and the engine allocate and free a few
 # dozen small blocks per event, and jemalloc's per-thread size-class caches serve them faster
-# than glibc's malloc (decode + engine ≈ 10 % more events per CPU-second in
-# firstwork_engine_bench) with a lower resident heap after the initial sync (bench/README.md,
-# change 29). Sanitizer builds keep the system allocator: ASan and TSan replace malloc themselves.
+# than glibc's malloc (decode + engine 1–14 % more events per CPU-second in
+# firstwork_engine_bench, median 4 %) with a lower resident heap after the initial sync
+# (bench/README.md, change 30). Sanitizer builds keep the system allocator: ASan and TSan
+# replace malloc themselves.
 set(FIRSTWORK_ALLOCATOR jemalloc CACHE STRING "Heap allocator: jemalloc or system (the C library's malloc)")
 set_property(CACHE FIRSTWORK_ALLOCATOR PROPERTY STRINGS jemalloc system)
 set(firstwork_allocator "${FIRSTWORK_ALLOCATOR}")

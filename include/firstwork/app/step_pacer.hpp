@@ -30,7 +30,7 @@ class StepPacer {
   /// the objects arrive a whole resource at a time, Workloads before or after their pods and
   /// claims: a step between two resources settles every workload and writes its records, and the
   /// next resource changes most of them again — the sync's engine and store work done twice, on
-  /// the loop thread that is also receiving and decoding the lists (bench/README.md, change 31).
+  /// the loop thread that is also receiving and decoding the lists (bench/README.md, change 32).
   /// So steps wait for the lists, but for at most `maxHold` after the first question (the
   /// daemon's start): a cluster whose list is slow or never ends must not keep the others'
   /// figures back. A resource retrying (a cluster down) is not listing and holds nothing; relists
