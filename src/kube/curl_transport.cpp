@@ -6,6 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <sys/ioctl.h>
+
 #include <algorithm>
 #include <mutex>
 #include <unordered_map>
@@ -64,8 +66,11 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     }
     boost::asio::posix::stream_descriptor descriptor;
     int want = 0;
-    bool readPending = false;
+    bool readPending = false;  // a readiness wait is outstanding, or the socket is parked
     bool writePending = false;
+    // Read coalescing (TransportOptions::readCoalesce, Impl::park).
+    std::chrono::steady_clock::time_point lastRead{};
+    std::unique_ptr<boost::asio::steady_timer> delay;
   };
 
   Impl(boost::asio::io_context& ioc, const Clock& clk, const RestConfig& cfg,
@@ -84,6 +89,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   std::string hostHeader;  // the configured host, kept as the HTTP Host / :authority
   std::unordered_map<RequestId, std::unique_ptr<Transfer>> transfers;
   std::unordered_map<curl_socket_t, std::shared_ptr<Socket>> sockets;
+  TransportStats stats;
   RequestId nextId = 1;
   bool shuttingDown = false;
 
@@ -235,6 +241,8 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, options.userAgent.c_str());
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
+    if (options.readBufferBytes > 0)
+      curl_easy_setopt(e, CURLOPT_BUFFERSIZE, static_cast<long>(options.readBufferBytes));
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::onWrite);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::onHeader);
@@ -416,6 +424,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void arm(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
+    if (!sock->descriptor.is_open()) return;  // parked: the park's end arms it
     std::weak_ptr<Impl> weak = weak_from_this();
     std::weak_ptr<Socket> weakSock = sock;
     if ((sock->want & CURL_POLL_IN) && !sock->readPending) {
@@ -444,6 +453,12 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  /// Bytes waiting in the socket's receive queue; -1 when the kernel cannot tell.
+  static int pendingBytes(curl_socket_t fd) {
+    int n = 0;
+    return ::ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+  }
+
   void onReady(curl_socket_t fd, const std::shared_ptr<Socket>& sock, int direction,
                const boost::system::error_code& ec) {
     if (ec == boost::asio::error::operation_aborted || shuttingDown) return;
@@ -451,10 +466,91 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     if (it == sockets.end() || it->second != sock) return;  // fd was closed or reused
     int running = 0;
     curl_multi_socket_action(multi, fd, ec ? CURL_CSELECT_ERR : direction, &running);
+    const bool read = direction == CURL_CSELECT_IN && !ec;
+    if (read) ++stats.readActions;
     processDone();
     if (ec) return;
     it = sockets.find(fd);
-    if (it != sockets.end() && it->second == sock) arm(fd, sock);
+    if (it == sockets.end() || it->second != sock) return;
+    if (read && park(fd, sock)) return;
+    arm(fd, sock);
+  }
+
+  /// Read coalescing (TransportOptions::readCoalesce). A socket read again within ten intervals
+  /// of its previous read, and left drained, is parked: out of the reactor until the next
+  /// multiple of the interval on the steady clock, so what trickles in meanwhile waits in the
+  /// kernel and is taken by one read then. Every parked socket wakes at the same instant, so a
+  /// loop with many trickling watches wakes once per interval, not once per event; a parked
+  /// socket with nothing waiting stays parked until ten intervals have passed since its last
+  /// read. A socket read only now and then is watched at once (no added latency); one its read
+  /// left data in is too (no cap on throughput: curl reads until the socket is drained); and
+  /// nothing is parked while a request that is not a stream is in flight (requestInFlight).
+  bool park(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
+    const auto window = options.readCoalesce;
+    if (window.count() <= 0) return false;
+    const auto now = std::chrono::steady_clock::now();
+    const bool busy = now - sock->lastRead < kBusyIntervals * window;
+    sock->lastRead = now;
+    if (!busy || !(sock->want & CURL_POLL_IN) || requestInFlight() || pendingBytes(fd) != 0) return false;
+    // Out of the reactor while parked: Asio keeps a descriptor in epoll, edge-triggered, even
+    // with no wait pending, so every event arriving on it would still wake the loop.
+    sock->descriptor.release();
+    ++stats.parks;
+    sock->readPending = true;  // arm() adds no readiness wait while parked
+    if (!sock->delay) sock->delay = std::make_unique<boost::asio::steady_timer>(io);
+    parkUntilNextInterval(fd, sock, now);
+    return true;
+  }
+  /// A stream of at least a few events a second (at the default interval) is parked.
+  static constexpr int kBusyIntervals = 10;
+
+  /// A request that is not a stream (a LIST page) is waited for: while one is in flight nothing
+  /// is parked, so a sync or relist is never slowed (its pages may share a connection with
+  /// watches over HTTP/2). A dozen transfers at most: the scan is cheaper than bookkeeping.
+  bool requestInFlight() const {
+    for (const auto& [id, t] : transfers)
+      if (!t->request.streaming) return true;
+    return false;
+  }
+
+  void parkUntilNextInterval(curl_socket_t fd, const std::shared_ptr<Socket>& sock,
+                             std::chrono::steady_clock::time_point now) {
+    const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options.readCoalesce);
+    sock->delay->expires_at(std::chrono::steady_clock::time_point{(now.time_since_epoch() / step + 1) * step});
+    std::weak_ptr<Impl> weak = weak_from_this();
+    std::weak_ptr<Socket> weakSock = sock;
+    sock->delay->async_wait([weak, weakSock, fd](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      auto s = weakSock.lock();
+      if (!self || !s || ec || self->shuttingDown) return;
+      self->unpark(fd, s);
+    });
+  }
+
+  void unpark(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
+    auto it = sockets.find(fd);
+    if (it == sockets.end() || it->second != sock) return;  // curl closed it meanwhile
+    const bool waiting = (sock->want & CURL_POLL_IN) && pendingBytes(fd) > 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (!waiting && (sock->want & CURL_POLL_IN) && !requestInFlight() &&
+        now - sock->lastRead < kBusyIntervals * options.readCoalesce) {
+      parkUntilNextInterval(fd, sock, now);  // quiet for now: look again at the next interval
+      return;
+    }
+    sock->readPending = false;
+    boost::system::error_code ec;
+    sock->descriptor.assign(fd, ec);
+    if (ec) {
+      // Cannot watch it again: curl fails the transfer, and its owner retries.
+      detail::logger()->error("cannot watch socket again fd={} error=\"{}\"", fd, ec.message());
+      onReady(fd, sock, CURL_CSELECT_IN, ec);
+      return;
+    }
+    if (waiting) {
+      onReady(fd, sock, CURL_CSELECT_IN, {});  // the batch
+    } else {
+      arm(fd, sock);  // quiet for ten intervals (or end of stream): watched again
+    }
   }
 
   static int onTimer(CURLM*, long timeoutMs, void* user) {
@@ -533,5 +629,7 @@ void CurlTransport::cancel(RequestId id) { impl_->cancel(id); }
 const std::string& CurlTransport::server() const { return impl_->config.server; }
 
 size_t CurlTransport::active() const { return impl_->transfers.size(); }
+
+TransportStats CurlTransport::stats() const { return impl_->stats; }
 
 }  // namespace firstwork::kube

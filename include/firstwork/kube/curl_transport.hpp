@@ -22,6 +22,21 @@ struct TransportOptions {
   size_t maxErrorBodyBytes = 64u << 10;             // Status bodies of failed streams
   std::string userAgent = "firstworkd/0.1";
   bool http2 = true;  // HTTP/2 over TLS when the server offers it (ALPN), else HTTP/1.1
+  /// Read coalescing: a socket read again within ten of these intervals of its previous read,
+  /// and left drained, is not watched until the next multiple of the interval on the steady clock, so a
+  /// trickling watch stream is read in batches, and many of them in one wakeup, instead of one
+  /// wakeup per event. An event waits at most this long; a socket read only now and then, or
+  /// one its read left data in, is watched at once, and nothing waits while a request that is
+  /// not a stream (a LIST page) is in flight. Zero turns it off.
+  std::chrono::milliseconds readCoalesce{10};
+  /// curl's receive buffer per request (CURLOPT_BUFFERSIZE): what one read can take.
+  size_t readBufferBytes = 64u << 10;
+};
+
+/// What the transport's sockets did (diagnostics and tests).
+struct TransportStats {
+  uint64_t readActions = 0;  // curl_multi_socket_action calls for readable sockets
+  uint64_t parks = 0;        // reads after which the socket was parked (readCoalesce)
 };
 
 /// KubeTransport on libcurl. Every request of one cluster runs in one curl multi handle driven
@@ -46,6 +61,7 @@ class CurlTransport final : public KubeTransport {
 
   /// Requests in flight (tests, diagnostics).
   size_t active() const;
+  TransportStats stats() const;
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "fakes/fake_clock.hpp"
@@ -182,6 +183,130 @@ TEST_CASE("a streaming request delivers bytes as they come and can be cancelled"
   REQUIRE(runUntil(io, [&] { return t.active() == 0; }));
   CHECK_FALSE(done);  // cancelled requests do not report
   REQUIRE(runUntil(io, [&] { return server.openWatches("pods") == 0; }));
+}
+
+namespace {
+
+sim::ApiServerOptions quietOpts() {
+  auto o = opts(false);
+  o.bookmarkInterval = 60s;  // only the test's events on the stream
+  return o;
+}
+
+/// A pods watch through a transport with the given options, open (head received) on return.
+struct CoalescingWatch {
+  sim::ApiServer& server;
+  boost::asio::io_context io;
+  RealClock clock;
+  RestConfig rc;
+  StaticCredentials creds;
+  CurlTransport t;
+  std::string received;
+  long status = 0;
+
+  CoalescingWatch(sim::ApiServer& s, TransportOptions to)
+      : server(s), rc(configFor(s)), creds(rc.token), t(io, clock, rc, creds, std::move(to)) {
+    RequestCallbacks cb;
+    cb.onHead = [this](const ResponseHead& h) { status = h.status; };
+    cb.onData = [this](std::string_view d) { received.append(d); };
+    t.start(HttpRequest{"/api/v1/pods?watch=true&resourceVersion=" + std::to_string(server.currentResourceVersion()),
+                        true},
+            std::move(cb));
+    REQUIRE(runUntil(io, [&] { return status == 200 && server.openWatches("pods") == 1; }));
+  }
+  size_t count(const std::string& name) const {
+    size_t n = 0;
+    for (auto p = received.find(name); p != std::string::npos; p = received.find(name, p + 1)) ++n;
+    return n;
+  }
+  /// 20 events 5 ms apart, written while the loop runs; true when all came.
+  bool trickle() {
+    std::thread writer([&] {
+      for (int i = 0; i < 20; ++i) {
+        server.create("pods", podJson("trickle-" + std::to_string(i)));
+        std::this_thread::sleep_for(5ms);
+      }
+    });
+    const bool all = runUntil(io, [&] { return count("\"trickle-") == 20; });
+    writer.join();
+    return all;
+  }
+};
+
+std::string bigPodJson(const std::string& name, size_t annotationBytes) {
+  return nlohmann::json{{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata",
+                         {{"name", name},
+                          {"namespace", "default"},
+                          {"annotations", {{"example.com/padding", std::string(annotationBytes, 'x')}}}}}}
+      .dump();
+}
+
+}  // namespace
+
+TEST_CASE("a trickling stream is read in batches, one read per coalescing interval",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(quietOpts());
+  server.start();
+  TransportOptions to;
+  to.readCoalesce = 300ms;
+  CoalescingWatch w(server, to);
+  const auto before = w.t.stats();
+  // Without coalescing each event is a wakeup and a read of its own; with a 300 ms interval the
+  // socket is parked after the second read, and the rest wait in it for the interval's end.
+  REQUIRE(w.trickle());
+  const auto after = w.t.stats();
+  CHECK(after.parks > before.parks);
+  // 100 ms of writing spans one or two interval ends; a slow machine may spread it over a few.
+  CHECK(after.readActions - before.readActions <= 6);
+}
+
+TEST_CASE("nothing is parked while a request that is not a stream is in flight",
+          "[kube][transport][integration]") {
+  auto o = quietOpts();
+  o.tooLargeResourceVersionWait = 5s;  // holds the LIST below in flight
+  sim::ApiServer server(o);
+  server.start();
+  TransportOptions to;
+  to.readCoalesce = 300ms;
+  CoalescingWatch w(server, to);
+  // A LIST from a resourceVersion the server has not reached: it waits (5 s), as a slow page of
+  // a sync would. The trickle that batches in the test above is read as it comes meanwhile.
+  bool listed = false;
+  RequestCallbacks lc;
+  lc.onDone = [&](HttpResult) { listed = true; };
+  w.t.start(HttpRequest{"/api/v1/pods?resourceVersion=" + std::to_string(server.currentResourceVersion() + 1000),
+                        false},
+            std::move(lc));
+  REQUIRE(w.trickle());
+  CHECK_FALSE(listed);  // still in flight: what follows is about that time
+  CHECK(w.t.stats().parks == 0);
+}
+
+TEST_CASE("a socket read only now and then is read at once, and coalescing can be turned off",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(quietOpts());
+  server.start();
+  SECTION("coalescing on: the first read after a quiet spell is not held back") {
+    TransportOptions to;
+    to.readCoalesce = 60s;  // a parked socket would time the wait below out
+    to.readBufferBytes = 16u << 10;
+    CoalescingWatch w(server, to);
+    // The response head was the socket's first read: it is watched, not parked, and ~50 KB
+    // (more than the 16 KiB buffer) comes in one action that reads until the socket is empty.
+    CHECK(w.t.stats().parks == 0);
+    for (int i = 0; i < 5; ++i) server.create("pods", bigPodJson("backlog-" + std::to_string(i), 10000));
+    std::this_thread::sleep_for(300ms);  // all of it in the socket before the loop runs
+    REQUIRE(runUntil(w.io, [&] { return w.count("\"backlog-") == 5; }, 5s));
+  }
+  SECTION("coalescing off: every readable socket is read at once") {
+    TransportOptions to;
+    to.readCoalesce = 0ms;
+    CoalescingWatch w(server, to);
+    REQUIRE(w.trickle());
+    CHECK(w.t.stats().parks == 0);
+  }
 }
 
 TEST_CASE("a refused connection is a transport error without status", "[kube][transport]") {
