@@ -419,7 +419,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
       }
     }
     it->second->want = what;
-    impl->arm(fd, it->second);
+    impl->arm(fd, it->second);  // a parked socket is armed when its interval ends
     return 0;
   }
 
@@ -491,7 +491,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     const auto now = std::chrono::steady_clock::now();
     const bool busy = now - sock->lastRead < kBusyIntervals * window;
     sock->lastRead = now;
-    if (!busy || !(sock->want & CURL_POLL_IN) || requestInFlight() || pendingBytes(fd) != 0) return false;
+    if (!busy || sock->want != CURL_POLL_IN || requestInFlight() || pendingBytes(fd) != 0) return false;
     // Out of the reactor while parked: Asio keeps a descriptor in epoll, edge-triggered, even
     // with no wait pending, so every event arriving on it would still wake the loop.
     sock->descriptor.release();
@@ -527,12 +527,15 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
+  /// At the interval's end: read what waits, or stay parked while the stream is busy but quiet
+  /// (and curl wants only to read: a socket it has something to send on, e.g. a new stream on
+  /// an HTTP/2 connection whose send buffer was full, is armed now), or be watched again.
   void unpark(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
     auto it = sockets.find(fd);
     if (it == sockets.end() || it->second != sock) return;  // curl closed it meanwhile
     const bool waiting = (sock->want & CURL_POLL_IN) && pendingBytes(fd) > 0;
     const auto now = std::chrono::steady_clock::now();
-    if (!waiting && (sock->want & CURL_POLL_IN) && !requestInFlight() &&
+    if (!waiting && sock->want == CURL_POLL_IN && !requestInFlight() &&
         now - sock->lastRead < kBusyIntervals * options.readCoalesce) {
       parkUntilNextInterval(fd, sock, now);  // quiet for now: look again at the next interval
       return;
