@@ -238,3 +238,73 @@ TEST_CASE("Milestones and observations written by toRecords read back", "[record
   CHECK_FALSE(records::observationFromJson("k", R"({"histogram":"firstwork_recovery_seconds",
       "event_time":"2026-05-01T09:14:00Z"})"));
 }
+
+TEST_CASE("openCycleFromJson reads back the open cycles toRecords wrote; a closed one is a removal",
+          "[records][open_cycle]") {
+  Outputs out;
+  OpenCycleRecord open;
+  open.key = "oc/mgr/uid-7/1777626120000";
+  open.workload = {"mgr", "research", "job-train-b-7", "uid-7", "train-cq", "research-lq"};
+  open.cycleId = "1777626120000";
+  open.workSince = t("2026-05-01T09:14:00Z");
+  open.observedAt = t("2026-05-01T09:20:00.500Z");
+  out.openCycles.push_back(open);
+  OpenCycleRecord noWorkYet = open;  // reserved, pods not working yet
+  noWorkYet.key = "oc/mgr/uid-8/1777626180000";
+  noWorkYet.workload.uid = "uid-8";
+  noWorkYet.cycleId = "1777626180000";
+  noWorkYet.workSince.reset();
+  out.openCycles.push_back(noWorkYet);
+  OpenCycleRecord closed = open;
+  closed.open = false;
+  out.openCycles.push_back(closed);
+
+  SECTION("as written") {
+    auto recs = records::toRecords(out, log::Redactor());
+    REQUIRE(recs.size() == 3);
+    CHECK(recs[0].record.kind == records::kOpenCycleKind);
+    CHECK(recs[0].record.mode == store::WriteMode::Upsert);
+    auto back = records::openCycleFromJson(recs[0].record.body);
+    REQUIRE(back);
+    // The key is derived again from the body: the one the store holds the record under.
+    CHECK(back->key == recs[0].record.key);
+    CHECK(back->key == open.key);
+    CHECK(back->workload.cluster == "mgr");
+    CHECK(back->workload.namespace_ == "research");
+    CHECK(back->workload.name == "job-train-b-7");
+    CHECK(back->workload.uid == "uid-7");
+    CHECK(back->workload.clusterQueue == "train-cq");
+    CHECK(back->workload.localQueue == "research-lq");
+    CHECK(back->cycleId == "1777626120000");
+    REQUIRE(back->workSince);
+    CHECK(*back->workSince == t("2026-05-01T09:14:00Z"));
+    CHECK(back->observedAt == t("2026-05-01T09:20:00.500Z"));
+    CHECK(back->open);
+
+    auto idle = records::openCycleFromJson(recs[1].record.body);
+    REQUIRE(idle);
+    CHECK(idle->key == noWorkYet.key);
+    CHECK_FALSE(idle->workSince);
+
+    CHECK(recs[2].record.mode == store::WriteMode::Remove);
+    CHECK(recs[2].record.key == open.key);
+    CHECK(recs[2].record.body.empty());
+  }
+  SECTION("redacted: names hashed, the uid (the key) kept, so the cycle is still found") {
+    log::Redactor r(true, "salt");
+    auto recs = records::toRecords(out, r);
+    auto back = records::openCycleFromJson(recs[0].record.body);
+    REQUIRE(back);
+    CHECK(back->key == open.key);
+    CHECK(back->workload.name == r.apply("job-train-b-7"));
+    CHECK(back->workload.name != "job-train-b-7");
+    CHECK(back->workload.namespace_ == r.apply("research"));
+  }
+  SECTION("bodies it cannot restore are rejected") {
+    CHECK_FALSE(records::openCycleFromJson("not json"));
+    CHECK_FALSE(records::openCycleFromJson("[]"));
+    CHECK_FALSE(records::openCycleFromJson(R"({"cycle_id":"1","workload":{"cluster":"mgr"}})"));
+    CHECK_FALSE(records::openCycleFromJson(R"({"cycle_id":"1","workload":{"uid":"u"}})"));
+    CHECK_FALSE(records::openCycleFromJson(R"({"workload":{"cluster":"mgr","uid":"u"}})"));
+  }
+}
