@@ -66,7 +66,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     }
     boost::asio::posix::stream_descriptor descriptor;
     int want = 0;
-    bool readPending = false;  // a readiness wait is outstanding, or the socket is parked
+    bool readPending = false;
     bool writePending = false;
     // Read coalescing (TransportOptions::readCoalesce, Impl::park).
     std::chrono::steady_clock::time_point lastRead{};
@@ -494,9 +494,8 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     if (!busy || sock->want != CURL_POLL_IN || requestInFlight() || pendingBytes(fd) != 0) return false;
     // Out of the reactor while parked: Asio keeps a descriptor in epoll, edge-triggered, even
     // with no wait pending, so every event arriving on it would still wake the loop.
-    sock->descriptor.release();
+    sock->descriptor.release();  // arm() adds no wait to a released descriptor
     ++stats.parks;
-    sock->readPending = true;  // arm() adds no readiness wait while parked
     if (!sock->delay) sock->delay = std::make_unique<boost::asio::steady_timer>(io);
     parkUntilNextInterval(fd, sock, now);
     return true;
@@ -540,7 +539,6 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
       parkUntilNextInterval(fd, sock, now);  // quiet for now: look again at the next interval
       return;
     }
-    sock->readPending = false;
     boost::system::error_code ec;
     sock->descriptor.assign(fd, ec);
     if (ec) {

@@ -23,9 +23,9 @@ struct TransportOptions {
   std::string userAgent = "firstworkd/0.1";
   bool http2 = true;  // HTTP/2 over TLS when the server offers it (ALPN), else HTTP/1.1
   /// Read coalescing: a socket read again within ten of these intervals of its previous read,
-  /// and left drained, is not watched until the next multiple of the interval on the steady clock, so a
-  /// trickling watch stream is read in batches, and many of them in one wakeup, instead of one
-  /// wakeup per event. An event waits at most this long; a socket read only now and then, or
+  /// and left drained, is not watched until the next multiple of the interval on the steady
+  /// clock, so a trickling watch stream is read in batches, and many of them in one wakeup,
+  /// instead of one wakeup per event. An event waits at most this long; a socket read only now and then, or
   /// one its read left data in, is watched at once, and nothing waits while a request that is
   /// not a stream (a LIST page) is in flight. Zero turns it off.
   std::chrono::milliseconds readCoalesce{10};
