@@ -122,9 +122,12 @@ TEST_CASE("an initial list of 10000 pods arrives over 20 pages and the watch car
   CHECK(f.observer.watchUp);
   CHECK(f.sink.violations == 0);
   CHECK(f.client->connection().connected() == true);
-  // The server's Date header against our clock: same machine, so within a second or two.
+  // The server's Date header against our clock: same machine, so within a second or two. A
+  // report also carries the time the server took between stamping Date and sending the head
+  // (seconds for a 500-pod page under a sanitizer on a loaded machine: 8.3 s once in CI), so
+  // the check is on the report least delayed by it (the watch's head is sent at once).
   CHECK(f.observer.skewReports > 0);
-  CHECK(std::abs(f.observer.skew) <= 2.0);
+  CHECK(f.observer.minAbsSkew <= 2.0);
 }
 
 TEST_CASE("a stream cut mid-event resumes from the last RV", "[kube][client][integration]") {

@@ -1,4 +1,6 @@
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +76,7 @@ class RecordingObserver final : public kube::KubeObserver {
   }
   void onClockSkew(std::string_view, double seconds) override {
     skew = seconds;
+    minAbsSkew = std::min(minAbsSkew, std::abs(seconds));
     ++skewReports;
   }
   void onConnection(std::string_view, const kube::ConnectionEvent& ev) override {
@@ -89,6 +92,7 @@ class RecordingObserver final : public kube::KubeObserver {
   size_t tracked = 0;
   std::vector<kube::ReflectorState> states;
   double skew = 0;
+  double minAbsSkew = 1e9;  // the report least delayed by the server's own work
   int skewReports = 0;
   std::vector<kube::ConnectionEvent> connections;
 };
