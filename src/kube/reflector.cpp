@@ -105,6 +105,16 @@ Reflector::~Reflector() {
 
 std::string_view Reflector::resource() const { return model::kindInfo(kind_).resource; }
 
+void Reflector::replaceHeld(Store& store, Store::iterator it,
+                            std::shared_ptr<const model::Object> obj) {
+  // The node is moved, not reallocated: its key is pointed at the uid of the object it now holds
+  // (the same characters) before the one it held can be freed.
+  auto node = store.extract(it);
+  node.key() = model::metaOf(*obj).uid;
+  node.mapped() = std::move(obj);
+  store.insert(std::move(node));
+}
+
 std::shared_ptr<const model::Object> Reflector::find(const std::string& uid) const {
   auto it = store_.find(uid);
   return it == store_.end() ? nullptr : it->second;
@@ -411,7 +421,7 @@ void Reflector::onPage(HttpResult result) {
 void Reflector::completeList() {
   EventOrigin origin = synced_ ? EventOrigin::Relist : EventOrigin::InitialList;
   if (synced_) ++stats_.relists;
-  std::unordered_map<std::string, std::shared_ptr<const model::Object>> next;
+  Store next;
   next.reserve(listed_.size());
   struct Change {
     model::EventType type;
@@ -422,14 +432,13 @@ void Reflector::completeList() {
   std::vector<std::shared_ptr<const model::Object>> order;
   order.reserve(listed_.size());
   for (auto& item : listed_) {
-    std::string uid = model::metaOf(item).uid;
-    if (uid.empty()) {
+    if (model::metaOf(item).uid.empty()) {
       ++stats_.decodeErrors;
       if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
       continue;
     }
     auto obj = std::make_shared<const model::Object>(std::move(item));
-    if (!next.emplace(std::move(uid), obj).second) {
+    if (!next.emplace(std::string_view(model::metaOf(*obj).uid), obj).second) {
       // Two items claiming one uid (hostile: uids are unique per cluster): keep the first.
       ++stats_.decodeErrors;
       if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
@@ -451,7 +460,8 @@ void Reflector::completeList() {
     } else if (model::metaOf(*it->second).resourceVersion != model::metaOf(*obj).resourceVersion) {
       changes.push_back({model::EventType::Modified, obj, it->second});
     } else {
-      next[uid] = it->second;  // unchanged: keep the object the sink already knows
+      // Unchanged: keep the object the sink already knows (re-keyed: the listed copy goes).
+      replaceHeld(next, next.find(uid), it->second);
     }
   }
   store_ = std::move(next);
@@ -667,13 +677,13 @@ bool Reflector::onWatchLine(std::string_view line) {
     reportTracked();
     deliver(model::EventType::Deleted, obj, std::move(prev), EventOrigin::Watch);
   } else if (it == store_.end()) {
-    store_.emplace(meta.uid, obj);
+    store_.emplace(std::string_view(meta.uid), obj);
     reportTracked();
     deliver(model::EventType::Added, obj, nullptr, EventOrigin::Watch);
   } else {
     if (model::metaOf(*it->second).resourceVersion == meta.resourceVersion) return true;  // dup
-    auto prev = std::move(it->second);
-    it->second = obj;
+    auto prev = it->second;
+    replaceHeld(store_, it, obj);
     deliver(model::EventType::Modified, obj, std::move(prev), EventOrigin::Watch);
   }
   return state_ != ReflectorState::Stopped && watchActive_;

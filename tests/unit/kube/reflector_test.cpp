@@ -207,6 +207,53 @@ TEST_CASE("ERROR 410 relists at the last RV and emits synthetic events for the d
   CHECK(startsWith(w2.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=40&"));
 }
 
+TEST_CASE("the store holds one object per uid: a replaced one is released, an unchanged one kept",
+          "[kube][reflector]") {
+  // The store's keys view the uid inside the object each entry holds (no copy of the key): every
+  // replacement must move its key to the new object before the old one can be freed. Under ASan a
+  // key left on a freed object fails the lookups below.
+  Harness h;
+  auto& w = h.syncWith("10", {pod("a", "u1", "5"), pod("b", "u2", "6"), pod("c", "u3", "7")});
+  std::weak_ptr<const model::Object> a5 = h.reflector->find("u1");
+  REQUIRE_FALSE(a5.expired());
+  h.transport.data(w, event("MODIFIED", pod("a", "u1", "12")));
+  CHECK(a5.expired());  // nothing holds the replaced version
+  auto a12 = h.reflector->find("u1");
+  REQUIRE(a12 != nullptr);
+  CHECK(model::metaOf(*a12).resourceVersion == "12");
+  const auto* b6 = h.reflector->find("u2").get();
+  // A relist where a is unchanged, b changed, c gone and d new.
+  h.transport.data(w, kExpiredEvent);
+  auto& l = h.next();
+  h.transport.respond(l, 200, list("40", {pod("a", "u1", "12"), pod("b", "u2", "30"), pod("d", "u4", "35")}));
+  CHECK(h.reflector->size() == 3);
+  CHECK(h.reflector->find("u1") == a12);  // the object the sink already knows, not the listed copy
+  auto b30 = h.reflector->find("u2");
+  REQUIRE(b30 != nullptr);
+  CHECK(b30.get() != b6);
+  CHECK(model::metaOf(*b30).resourceVersion == "30");
+  CHECK(h.reflector->find("u3") == nullptr);
+  REQUIRE(h.reflector->find("u4") != nullptr);
+  CHECK(model::metaOf(*h.reflector->find("u4")).name == "d");
+  a12.reset();
+  b30.reset();
+  // Every key still finds its own object, after further replacements and a delete.
+  auto& w2 = h.next();
+  h.transport.head(w2, 200);
+  h.transport.data(w2, event("MODIFIED", pod("a", "u1", "41")) + event("MODIFIED", pod("b", "u2", "42")) +
+                           event("DELETED", pod("d", "u4", "43")));
+  size_t held = 0;
+  h.reflector->forEach([&](const model::Object& o) {
+    const auto& m = model::metaOf(o);
+    CHECK(h.reflector->find(m.uid).get() == &o);
+    ++held;
+  });
+  CHECK(held == 2);
+  CHECK(model::metaOf(*h.reflector->find("u1")).resourceVersion == "41");
+  CHECK(model::metaOf(*h.reflector->find("u2")).resourceVersion == "42");
+  CHECK(h.sink.violations == 0);
+}
+
 TEST_CASE("a LIST refused at the last RV falls back to a quorum read", "[kube][reflector]") {
   Harness h;
   auto& w = h.syncWith("10", {pod("a", "u1", "5")});
