@@ -255,7 +255,7 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
   if (conditionTrue(ev) && inCycle(ct(ev))) cy.set(Milestone::Evicted, value(ct(ev), ev->reason));
   if (conditionTrue(pr) && inCycle(ct(pr))) {
     MilestoneValue v = value(ct(pr), pr->reason);
-    if (auto msg = parsePreemptionMessage(pr->message)) v.preemptorUid = msg->preemptorUid;
+    if (auto msg = parsePreemptionMessage(pr->message)) v.preemptorUid = ownedUid(msg->preemptorUid);
     cy.set(Milestone::Preempted, std::move(v));
   }
   // Two-phase eviction: quota is released when QuotaReserved goes False (pods gone).
@@ -368,7 +368,7 @@ void MilestoneEngine::State::restoreCycle(const std::vector<MilestoneRecord>& mi
     v.signal = r.signal;
     v.proxy = r.proxy;
     v.reason = r.reason;
-    v.preemptorUid = r.preemptorUid;
+    v.preemptorUid = ownedUid(r.preemptorUid);
     v.emitted = true;
     if (r.milestone == Milestone::Dispatched) cy.dispatchedCluster = r.executionCluster;
     if (cy.clusterQueue.empty()) cy.clusterQueue = r.workload.clusterQueue;
@@ -509,7 +509,7 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
     };
     for (const PodRecord* p : pods) {
       if (p->signals.firstWork) consider(*p->signals.firstWork, p->signalObservedAt);
-      if (p->external) consider(*p->external, p->externalObservedAt);
+      if (p->external()) consider(*p->external(), p->externalObservedAt());
     }
     if (best) {
       MilestoneValue v = value(best->at, bestObserved);

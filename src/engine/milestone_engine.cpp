@@ -305,7 +305,9 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodRecord& rec) {
     return;
   }
   if (!rejoined) c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
-  if (auto w = c.workloads.find(uid); w != c.workloads.end()) w->second.pods.insert(rec.obj->meta.uid);
+  if (auto w = c.workloads.find(uid); w != c.workloads.end()) {
+    if (auto key = c.pods.find(rec.obj->meta.uid); key != c.pods.end()) w->second.pods.insert(key->first);
+  }
   markPodDirty(c, rec);
 }
 
@@ -333,9 +335,10 @@ void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
   for (const auto& k : {rec.obj->meta.uid, nsName(rec.obj->meta.namespace_, rec.obj->meta.name)}) {
     auto it = ext->second.find(k);
     if (it == ext->second.end()) continue;
-    if (!rec.external || it->second.first.at < rec.external->at) {
-      rec.external = it->second.first;
-      rec.externalObservedAt = it->second.second;
+    if (!rec.external() || it->second.first.at < rec.external()->at) {
+      RarePodFields& rare = rec.rareFields();
+      rare.external = it->second.first;
+      rare.externalObservedAt = it->second.second;
     }
   }
 }
@@ -371,9 +374,9 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   // neither allocate a key nor write.
   keyScratch.assign(p.meta.namespace_).append("/").append(p.meta.name);
   if (auto byName = c.podsByName.find(keyScratch); byName == c.podsByName.end()) {
-    c.podsByName.emplace(keyScratch, p.meta.uid);
+    c.podsByName.emplace(keyScratch, std::string_view(it->first));
   } else if (byName->second != p.meta.uid) {
-    byName->second = p.meta.uid;
+    byName->second = it->first;
   }
 
   PodSignals sig = readPodSignals(p, config.usefulWork);
@@ -382,15 +385,23 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
                                     sig.firstWork->kind != rec.signals.firstWork->kind));
   if (changed && sig.firstWork) rec.signalObservedAt = at;
   // Invalid values are counted once per pod and value, so a relist does not count them again.
-  if (!sig.invalidFirstWork.empty() && sig.invalidFirstWork != rec.lastInvalidFirstWork) {
-    ++stats.invalidSignals;
+  if (!sig.invalidFirstWork.empty() || !sig.invalidCheckpoint.empty()) {
+    RarePodFields& rare = rec.rareFields();
+    if (!sig.invalidFirstWork.empty() && sig.invalidFirstWork != rare.lastInvalidFirstWork) {
+      ++stats.invalidSignals;
+    }
+    if (!sig.invalidCheckpoint.empty() && sig.invalidCheckpoint != rare.lastInvalidCheckpoint) {
+      ++stats.invalidSignals;
+    }
+    rare.lastInvalidFirstWork = std::move(sig.invalidFirstWork);
+    rare.lastInvalidCheckpoint = std::move(sig.invalidCheckpoint);
+  } else if (rec.rare) {
+    rec.rare->lastInvalidFirstWork.clear();
+    rec.rare->lastInvalidCheckpoint.clear();
+    if (!rec.rare->external) rec.rare.reset();
   }
-  if (!sig.invalidCheckpoint.empty() && sig.invalidCheckpoint != rec.lastInvalidCheckpoint) {
-    ++stats.invalidSignals;
-  }
-  rec.lastInvalidFirstWork = sig.invalidFirstWork;
-  rec.lastInvalidCheckpoint = sig.invalidCheckpoint;
-  rec.signals = std::move(sig);
+  rec.signals.firstWork = sig.firstWork;
+  rec.signals.lastCheckpoint = sig.lastCheckpoint;
   if (!rec.scheduledObservedAt && conditionTrue(condition(p.conditions, "PodScheduled"))) {
     rec.scheduledObservedAt = at;
   }
@@ -713,7 +724,7 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
     slot = {UsefulWorkSignal{SignalKind::External, at, std::move(signal)}, observedAt};
   }
   std::string uid(pod);
-  if (auto byName = c->podsByName.find(uid); byName != c->podsByName.end()) uid = byName->second;
+  if (auto byName = c->podsByName.find(uid); byName != c->podsByName.end()) uid.assign(byName->second);
   auto it = c->pods.find(uid);
   if (it == c->pods.end()) {
     ++s_->stats.unmatchedSignals;

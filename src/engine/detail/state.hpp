@@ -92,18 +92,22 @@ struct Interval {
 };
 
 /// Eleven per admission cycle (as optionals): the strings that repeat across workloads are
-/// interned, which halves a cycle.
+/// interned, which halves a cycle; the preemptor's uid (set on the Preempted milestone only, and
+/// unique) is owned by its handle (ownedUid), not pooled, so it costs a pointer where unset.
 struct MilestoneValue {
   SystemTime eventTime{};
   SystemTime observedAt{};
   Interned cluster;   // where it happened (execution cluster for pod-side and dispatch)
   Interned resource;  // kind that carried the time
   Interned signal;
-  bool proxy = false;
   Interned reason;
-  std::string preemptorUid;
+  Interned preemptorUid;
+  bool proxy = false;
   bool emitted = false;
 };
+
+/// A uid for MilestoneValue::preemptorUid: owned by the handle, never added to the pool.
+inline Interned ownedUid(std::string_view uid) { return Interned::pooledUpTo(uid, 0); }
 
 /// Devices of one class the pods of a cycle hold on one node (from the inventory: a plain GPU
 /// request on a time-sliced node holds a share, on a mig.strategy=single node a MIG instance).
@@ -173,7 +177,9 @@ struct LocalWorkload {
   SystemTime deletedAt{};
   bool remoteCopy = false;   // worker copy of a manager workload (origin label on a worker)
   std::string logical;       // key of the logical workload ("" while a copy's manager is unknown)
-  std::set<std::string> pods;  // uids of pods joined to it (same cluster)
+  /// Uids of pods joined to it (same cluster), each a view of its key in ClusterData::pods: a pod
+  /// record is taken out of this set before it is erased (joinPod, gc).
+  std::set<std::string_view> pods;
   std::set<std::pair<int64_t, std::string>> preemptionsSeen;  // (time ns, reason) processed
   /// Evicted/Preempted conditions True in a state delivered since the last settle and no longer
   /// True in the latest one (set and reset within one batch): still milestones, whatever the
@@ -185,22 +191,48 @@ struct LocalWorkload {
   std::vector<std::string> jobNameKeys;
 };
 
+/// The pod signals a PodRecord keeps (PodSignals without the invalid values, which only the
+/// event that carries them reads).
+struct HeldPodSignals {
+  std::optional<UsefulWorkSignal> firstWork;
+  std::optional<SystemTime> lastCheckpoint;
+};
+
+/// What a pod record holds that almost no pod has: an external useful-work signal (the probe's),
+/// and the last annotation values that were not RFC 3339 (each counted once per pod and value).
+struct RarePodFields {
+  std::optional<UsefulWorkSignal> external;
+  SystemTime externalObservedAt{};
+  std::string lastInvalidFirstWork;
+  std::string lastInvalidCheckpoint;
+};
+
+/// One pod of a cluster. One per tracked pod (150,000 at the largest estates): the fields most
+/// pods leave empty live behind `rare`, so that a record with its hash-map node fits a 256-byte
+/// allocator size class (it took 448 with them inline; bench/README.md, change 35).
 struct PodRecord {
   Interned cluster;
   SharedObject<model::Pod> obj;
   SystemTime firstObservedAt{};
   SystemTime lastObservedAt{};
-  bool deleted = false;
   SystemTime deletedAt{};
-  std::string workloadUid;  // local workload on the same cluster, "" while unresolved
-  PodSignals signals;
   SystemTime signalObservedAt{};
-  std::optional<UsefulWorkSignal> external;
-  SystemTime externalObservedAt{};
+  bool deleted = false;
+  std::string workloadUid;  // local workload on the same cluster, "" while unresolved
+  HeldPodSignals signals;
   std::optional<SystemTime> scheduledObservedAt;
   std::optional<SystemTime> runningObservedAt;
-  std::string lastInvalidFirstWork;
-  std::string lastInvalidCheckpoint;
+  std::unique_ptr<RarePodFields> rare;  // null while every field of it is empty
+
+  const std::optional<UsefulWorkSignal>& external() const {
+    static const std::optional<UsefulWorkSignal> none;
+    return rare ? rare->external : none;
+  }
+  SystemTime externalObservedAt() const { return rare ? rare->externalObservedAt : SystemTime{}; }
+  RarePodFields& rareFields() {
+    if (!rare) rare = std::make_unique<RarePodFields>();
+    return *rare;
+  }
 };
 
 /// Devices of one class a workload wants (all its pods).
@@ -293,7 +325,8 @@ struct ClusterData {
   StringMap<std::string> workloadsByOwner;  // owner/job uid → uid
   StringMap<std::string> workloadsByJobName;  // ns/jobname → uid
   StringMap<PodRecord> pods;                // uid →
-  StringMap<std::string> podsByName;        // ns/name → uid
+  /// ns/name → uid, a view of the pod's key in `pods` (gc erases an entry with the record it names).
+  StringMap<std::string_view> podsByName;
   std::map<std::string, std::set<std::string>> unresolvedPods;    // namespace → uids
   size_t unresolvedCount = 0;
   void addUnresolved(const std::string& ns, const std::string& uid);

@@ -305,6 +305,36 @@ TEST_CASE("Useful-work signals: invalid values counted once, proxy labelled, ext
   CHECK(stats.unmatchedSignals == 1);
 }
 
+TEST_CASE("An invalid signal value is counted again only after the pod showed another one", "[engine]") {
+  // The last invalid values are kept per pod only while the pod shows one (PodRecord::rare):
+  // a valid value in between forgets them, so the same invalid value is a new one afterwards.
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  WorkloadBuilder w("ns", "job-x-1", "wl-x", at(0s));
+  w.ownedByJob("x", "job-x").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", w.obj(), at(2s));
+  auto p = PodBuilder("ns", "x-0", "pod-x", at(2s)).ownedByJob("x", "job-x").scheduled("n1", at(3s)).running(at(10s));
+  auto invalid = [&] { return h.e.snapshot().stats.invalidSignals; };
+  h.put("c1", p.annotation("firstwork.dev/first-work-at", "soon").obj(), at(11s));
+  CHECK(invalid() == 1);
+  h.put("c1", p.obj(), at(12s));  // the same value again
+  CHECK(invalid() == 1);
+  h.put("c1", p.annotation("firstwork.dev/last-checkpoint-at", "never").obj(), at(13s));
+  CHECK(invalid() == 2);  // a checkpoint value is its own
+  h.put("c1", p.annotation("firstwork.dev/first-work-at", "later").obj(), at(14s));
+  CHECK(invalid() == 3);  // another first-work value; the checkpoint one is unchanged
+  h.put("c1", p.firstWork(at(15s)).checkpoint(at(15s)).obj(), at(16s));
+  CHECK(invalid() == 3);
+  h.step(at(16s));
+  auto fw = h.milestone("wl-x", Milestone::FirstWork);
+  REQUIRE(fw);
+  CHECK(fw->eventTime == at(15s));  // the valid value
+  h.put("c1", p.annotation("firstwork.dev/first-work-at", "later").obj(), at(17s));
+  CHECK(invalid() == 4);  // seen before, but not since the valid one
+  h.put("c1", p.obj(), at(18s));
+  CHECK(invalid() == 4);
+}
+
 TEST_CASE("Objects of unknown clusters and unexpected kinds are counted, not used", "[engine]") {
   Harness h(standaloneConfig("c1"));
   h.e.onObject("nope", model::EventType::Added, gpuNode("n", 8, at(0s)), at(0s));
