@@ -18,6 +18,7 @@
 
 #include "firstwork/config/duration.hpp"
 #include "firstwork/config/listen_address.hpp"
+#include "firstwork/model/pod.hpp"
 
 namespace firstwork::config {
 namespace {
@@ -647,6 +648,15 @@ ConfigProblems validateConfig(const Config& c, const ValidateOptions& options) {
     if (std::isspace(static_cast<unsigned char>(ch))) {
       add("usefulWork.podConditionType", "must not contain whitespace");
       break;
+    }
+  }
+  for (std::string_view unread : model::kUnreadPodConditionTypes) {
+    if (uw.podConditionType == unread) {
+      add("usefulWork.podConditionType",
+          fmt::format("{} is a built-in pod condition, set before a container's work begins, and "
+                      "not kept; name a condition the workload sets when its work begins, or use "
+                      "readyProxy",
+                      unread));
     }
   }
   const auto& pr = uw.prometheus;

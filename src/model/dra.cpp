@@ -197,16 +197,18 @@ bool readAttributeValue(Ctx& c, od::value& v, std::string& out, bool& known) {
 
 bool readAttributes(Ctx& c, od::value& v, std::vector<DeviceAttribute>& dst) {
   dst.clear();
+  std::string value;  // one buffer for the attributes of a device
   bool ok = forFields(
       c, v,
       [&](std::string_view name, od::value& x) {
         DeviceAttribute a;
         bool known = false;
-        if (!readAttributeValue(c, x, a.value, known)) return false;
+        if (!readAttributeValue(c, x, value, known)) return false;
         if (!known) return true;
         if (name.size() > kMaxIdentBytes) return c.fail("attribute name too long");
         if (dst.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
         a.name = Interned(name);
+        a.value = Interned::pooledUpTo(value, kPooledAttributeBytes);
         dst.push_back(std::move(a));
         return true;
       },

@@ -1,5 +1,6 @@
 #include "firstwork/model/meta.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "detail/json.hpp"
@@ -192,12 +193,14 @@ bool readMeta(Ctx& c, od::value& v, ObjectMeta& m) {
   });
 }
 
-bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst) {
+bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst,
+                    std::span<const std::string_view> skip) {
   dst.clear();
   bool ok = forElements(c, v, [&](size_t, od::value& x) {
     Condition cond;
     if (!readCondition(c, x, cond)) return false;
     if (cond.type.empty()) return true;  // not a condition without its list-map key; skip it
+    if (std::find(skip.begin(), skip.end(), cond.type.str()) != skip.end()) return true;
     if (dst.size() >= kMaxEntries) return tooMany(c, kMaxEntries);
     dst.push_back(std::move(cond));
     return true;

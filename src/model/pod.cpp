@@ -216,7 +216,7 @@ bool readPod(Ctx& c, od::value& v, Pod& p) {
           return true;
         }
         if (sk == "startTime") return readTime(c, sx, p.startTime);
-        if (sk == "conditions") return readConditions(c, sx, p.conditions);
+        if (sk == "conditions") return readConditions(c, sx, p.conditions, kUnreadPodConditionTypes);
         if (sk == "containerStatuses") return readContainerStatuses(c, sx, false, regular);
         if (sk == "initContainerStatuses") return readContainerStatuses(c, sx, true, init);
         if (sk == "resourceClaimStatuses") {

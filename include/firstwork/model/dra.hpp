@@ -50,8 +50,14 @@ struct ResourceClaim {
 /// A device attribute value, reduced to string form ("gpu", "1g.10gb", "true", "80").
 struct DeviceAttribute {
   Interned name;  // qualified name as published, e.g. "type" or "gpu.nvidia.com/profile"
-  std::string value;
+  /// Shared when at most kPooledAttributeBytes long: a node's devices, and the nodes of one
+  /// model, publish the same product, architecture, driver and PCI values; longer values (GPU
+  /// UUIDs, "GPU-" and 36 characters) are unique and owned.
+  Interned value;
 };
+
+/// Device attribute values up to this long are pooled (see Interned::pooledUpTo).
+inline constexpr size_t kPooledAttributeBytes = 32;
 
 struct DeviceTaint {
   Interned key;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -199,7 +200,9 @@ bool readResourceList(Ctx& c, od::value& v, ResourceList& dst, Keep&& keep) {
 /// metav1.ObjectMeta (filtered labels/annotations, bounded owner references).
 bool readMeta(Ctx& c, od::value& v, ObjectMeta& meta);
 /// status.conditions[] (metav1.Condition, Pod and Node condition shapes).
-bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst);
+/// `skip`, when given, names condition types not kept (e.g. kUnreadPodConditionTypes).
+bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst,
+                    std::span<const std::string_view> skip = {});
 /// A JSON array of strings (e.g. spec.clusters), bounded.
 bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t max = kMaxEntries);
 

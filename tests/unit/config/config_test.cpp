@@ -143,6 +143,25 @@ colour: blue
                                  "watch.pageSize: key given more than once"});
 }
 
+TEST_CASE("a built-in pod condition the decoder drops is refused as the first-work condition",
+          "[config]") {
+  const auto problems = [](const std::string& type) {
+    return lines(loadConfigFromStringDetailed("clusters:\n  - {name: a, role: standalone, inCluster: true}\n"
+                                              "usefulWork:\n  podConditionType: " + type + "\n",
+                                              kNoFiles)
+                     .problems);
+  };
+  CHECK(problems("ContainersReady") ==
+        std::vector<std::string>{
+            "usefulWork.podConditionType: ContainersReady is a built-in pod condition, set before a "
+            "container's work begins, and not kept; name a condition the workload sets when its work "
+            "begins, or use readyProxy"});
+  CHECK(problems("Initialized").size() == 1);
+  CHECK(problems("PodReadyToStartContainers").size() == 1);
+  CHECK(problems("firstwork.dev/FirstWork").empty());
+  CHECK(problems("Ready").empty());  // kept: the decoder keeps Ready
+}
+
 TEST_CASE("wrong value types are reported per key", "[config]") {
   const char* yaml = R"(
 clusters:

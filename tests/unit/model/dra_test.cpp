@@ -16,7 +16,7 @@ namespace {
 
 const std::string* attr(const Device& d, std::string_view name) {
   for (const auto& a : d.attributes) {
-    if (a.name == name) return &a.value;
+    if (a.name == name) return &a.value.str();
   }
   return nullptr;
 }
@@ -164,6 +164,18 @@ TEST_CASE("real NVIDIA DRA driver slice: type attribute and qualified names", "[
   CHECK(*attr(s.devices[0], "driverVersion") == "580.126.20");
   CHECK(*attr(s.devices[0], "resource.kubernetes.io/pciBusID") == "0000:00:04.0");
   CHECK(*attr(s.devices[1], "uuid") == "GPU-204349eb-0405-e927-278b-8804172f1be3");
+  // The values the devices of a model share are held once; a GPU's UUID (unique) is its own.
+  const auto value = [&](size_t d, std::string_view name) -> const Interned& {
+    for (const auto& a : s.devices[d].attributes)
+      if (a.name == name) return a.value;
+    FAIL("no attribute " << name);
+    throw std::logic_error("unreachable");
+  };
+  CHECK(value(0, "productName").pooled());
+  CHECK(value(0, "productName").data() == value(1, "productName").data());
+  CHECK(value(0, "resource.kubernetes.io/pciBusID").pooled());
+  CHECK_FALSE(value(0, "uuid").pooled());
+  CHECK_FALSE(value(1, "uuid").pooled());
 }
 
 TEST_CASE("partitionable pool split into a counter slice and a device slice", "[model][dra]") {

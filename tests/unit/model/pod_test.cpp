@@ -33,10 +33,12 @@ TEST_CASE("running Kueue job pod: linkage metadata, GPU request, readiness, star
   CHECK(p.claims.empty());
   CHECK(p.phase == PodPhase::Running);
   CHECK(rfc(p.startTime) == "2026-08-20T10:00:11Z");
-  REQUIRE(p.conditions.size() == 5);
+  // Of the five, the three built-in types nothing reads are not kept (kUnreadPodConditionTypes).
+  REQUIRE(p.conditions.size() == 2);
   CHECK(rfc(condition(p.conditions, "PodScheduled").lastTransitionTime) == "2026-08-20T10:00:11Z");
   CHECK(rfc(condition(p.conditions, "Ready").lastTransitionTime) == "2026-08-20T10:02:40Z");
-  CHECK(isTrue(p.conditions, "ContainersReady"));
+  CHECK(findCondition(p.conditions, "ContainersReady") == nullptr);
+  CHECK(findCondition(p.conditions, "Initialized") == nullptr);
   REQUIRE(p.containers.size() == 1);
   const auto& c = p.containers[0];
   CHECK(c.name == "trainer");
@@ -226,6 +228,25 @@ TEST_CASE("pod claims: pre-created claim, legacy source form, status-only entry"
   CHECK(p.claims[1].generatedClaimName == "p-old-x1y2z");
   CHECK(p.claims[2].name == "orphan");
   CHECK(p.claims[2].generatedClaimName == "p-orphan-abcde");
+}
+
+TEST_CASE("pod conditions: the built-in ones nothing reads are dropped, every other type kept",
+          "[model][pod]") {
+  auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u"},
+    "status": {"conditions": [
+      {"type": "PodReadyToStartContainers", "status": "True", "lastTransitionTime": "2026-08-20T10:00:01Z"},
+      {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-08-20T10:00:02Z"},
+      {"type": "firstwork.dev/FirstWork", "status": "True", "lastTransitionTime": "2026-08-20T10:05:00Z"},
+      {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": "2026-08-20T10:00:03Z"},
+      {"type": "ContainersReady", "status": "False", "lastTransitionTime": "2026-08-20T10:00:03Z"},
+      {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "lastTransitionTime": "2026-08-20T10:06:00Z"},
+      {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-08-20T10:00:00Z"}]}})",
+                           Kind::Pod);
+  std::vector<std::string> types;
+  for (const auto& c : p.conditions) types.push_back(c.type);
+  CHECK(types == std::vector<std::string>{"firstwork.dev/FirstWork", "Ready", "DisruptionTarget", "PodScheduled"});
+  CHECK(rfc(condition(p.conditions, "firstwork.dev/FirstWork").lastTransitionTime) == "2026-08-20T10:05:00Z");
+  CHECK(condition(p.conditions, "DisruptionTarget").reason == "PreemptionByScheduler");
 }
 
 TEST_CASE("pod schema errors name the field", "[model][pod]") {
