@@ -460,7 +460,7 @@ void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
                                      const model::ResourceClaim& claim, SystemTime at,
                                      const std::shared_ptr<const model::Object>& holder) {
   (void)at;
-  if (!inv.onClaim(c.config.name, type, claim)) {
+  if (!inv.onClaim(c.config.name, type, std::shared_ptr<const model::ResourceClaim>(holder, &claim))) {
     ++stats.rejectedInventoryObjects;
     return;
   }

@@ -88,8 +88,8 @@ std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bo
 }  // namespace
 
 bool Inventory::sameClaim(const ClaimRecord& a, const ClaimRecord& b) {
-  return a.allocated == b.allocated && sameRequests(a.requests, b.requests) &&
-         sameAllocations(a.allocations, b.allocations);
+  return a.allocated() == b.allocated() && sameRequests(a.requests(), b.requests()) &&
+         (!a.allocated() || sameAllocations(a.allocations(), b.allocations()));
 }
 
 Inventory::Inventory(InventoryConfig config) : config_(std::move(config)) {}
@@ -235,6 +235,13 @@ bool Inventory::samePod(const PodRecord& record, const model::Pod& pod) const {
 bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
                         const model::ResourceClaim& claim) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
+  return onClaim(cluster_name, type, std::make_shared<const model::ResourceClaim>(claim));
+}
+
+bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
+                        std::shared_ptr<const model::ResourceClaim> shared) {
+  if (type == model::EventType::Bookmark || type == model::EventType::Error || !shared) return true;
+  const model::ResourceClaim& claim = *shared;
   if (claim.meta.name.empty()) {
     ++rejected_objects_;
     return false;
@@ -249,12 +256,12 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
     }
     return true;
   }
-  ClaimRecord record;
-  record.requests = claim.requests;
-  record.allocated = claim.allocated;
-  if (claim.allocated) record.allocations = claim.allocations;
+  ClaimRecord record{std::move(shared)};
   if (existing != state.claims.end()) {
-    if (sameClaim(existing->second, record)) return true;
+    if (sameClaim(existing->second, record)) {
+      existing->second = std::move(record);  // the same figures: hold the latest object only
+      return true;
+    }
     holdClaim(state, existing->second, -1);
   }
   holdClaim(state, record, +1);
@@ -437,8 +444,8 @@ void Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign)
 }
 
 void Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const {
-  if (!claim.allocated) return;
-  for (const auto& result : claim.allocations) {
+  if (!claim.allocated()) return;
+  for (const auto& result : claim.allocations()) {
     const std::string key = deviceKey(result.driver, result.pool, result.device);
     auto it = state.allocatedDevices.find(key);
     if (sign > 0) {
@@ -481,7 +488,7 @@ void Inventory::applyDraDelta(const ClusterState& state, const std::string& key,
 std::optional<std::string> Inventory::requestedClass(const ClaimRecord& claim,
                                                      const model::DeviceAllocation& result) const {
   const std::string_view request = requestName(result.request);
-  for (const auto& r : claim.requests) {
+  for (const auto& r : claim.requests()) {
     if (r.name == request) return classForRequest(r);
   }
   return std::nullopt;
@@ -936,8 +943,8 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
       ++out.unresolvedClaims;
       continue;
     }
-    if (claim->allocated) {
-      for (const auto& result : claim->allocations) {
+    if (claim->allocated()) {
+      for (const auto& result : claim->allocations()) {
         if (auto device_class = classOfAllocation(cluster_name, *claim, result)) {
           addCount(counts, std::move(*device_class), true, 1);
         } else {
@@ -946,7 +953,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
       }
       continue;
     }
-    for (const auto& request : claim->requests) {
+    for (const auto& request : claim->requests()) {
       if (request.allocationModeAll) {
         ++out.unresolvedClaims;
         continue;

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -283,6 +284,9 @@ class Inventory {
   bool onPod(std::string_view cluster, model::EventType type, const model::Pod& pod);
   /// ResourceClaim event: requests and allocation results.
   bool onClaim(std::string_view cluster, model::EventType type, const model::ResourceClaim& claim);
+  /// Same, keeping the caller's claim instead of a copy (the engine shares its decoded claims).
+  bool onClaim(std::string_view cluster, model::EventType type,
+               std::shared_ptr<const model::ResourceClaim> claim);
   /// Advances the pool-seconds integral (see PoolTracker::advanceTo).
   void advanceTo(SystemTime at);
   /// Forgets every object of `cluster`; counters are kept.
@@ -382,11 +386,15 @@ class Inventory {
     model::ResourceList requests;  // tracked extended resources only
     bool operator==(const PodRecord&) const = default;
   };
+  /// A claim as last seen: the decoded object itself, shared with its owner (the requests and
+  /// allocation results are what is read).
   struct ClaimRecord {
-    std::vector<model::DeviceRequest> requests;
-    bool allocated = false;
-    std::vector<model::DeviceAllocation> allocations;
+    std::shared_ptr<const model::ResourceClaim> object;
+    const std::vector<model::DeviceRequest>& requests() const { return object->requests; }
+    bool allocated() const { return object->allocated; }
+    const std::vector<model::DeviceAllocation>& allocations() const { return object->allocations; }
   };
+
   /// One allocated DRA device (key "driver\x1fpool\x1fdevice"), counted once however many claims
   /// hold it.
   struct AllocatedDevice {

@@ -365,6 +365,41 @@ TEST_CASE("allocated ResourceClaims count their devices once, in the device's cl
   CHECK(f.free == 2);
 }
 
+TEST_CASE("a claim is held as the caller's object, and only its latest version",
+          "[inventory][allocation]") {
+  Inventory inventory;
+  const auto slices = loadSlices("dra-resourceslice-v1-nvidia-gpu-openshift-conformance.yaml");
+  const std::string pool = slices[0].poolName;
+  REQUIRE(inventory.onNode("w1", kAdd, node(slices[0].nodeName)));
+  REQUIRE(inventory.onSlice("w1", kAdd, slices[0], at(0)));
+  auto v1 = std::make_shared<const firstwork::model::ResourceClaim>(
+      claim("ns", "c1", {request("gpu", "gpu.nvidia.com")}, {{"gpu", "gpu.nvidia.com", pool, "gpu-1"}}));
+  std::weak_ptr<const firstwork::model::ResourceClaim> w1 = v1;
+  REQUIRE(inventory.onClaim("w1", kAdd, std::move(v1)));
+  CHECK_FALSE(w1.expired());  // held, not copied
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
+  // A new version with the same requests and results (a status write elsewhere): the same
+  // figures, and the previous version is let go.
+  auto v2 = std::make_shared<const firstwork::model::ResourceClaim>(*w1.lock());
+  std::weak_ptr<const firstwork::model::ResourceClaim> w2 = v2;
+  REQUIRE(inventory.onClaim("w1", kMod, std::move(v2)));
+  CHECK(w1.expired());
+  CHECK_FALSE(w2.expired());
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
+  // Another device: the figures move, and only the latest version is held.
+  auto v3 = std::make_shared<const firstwork::model::ResourceClaim>(
+      claim("ns", "c1", {request("gpu", "gpu.nvidia.com")}, {{"gpu", "gpu.nvidia.com", pool, "gpu-0"}}));
+  std::weak_ptr<const firstwork::model::ResourceClaim> w3 = v3;
+  REQUIRE(inventory.onClaim("w1", kMod, std::move(v3)));
+  CHECK(w2.expired());
+  ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 1);
+  REQUIRE(inventory.onClaim("w1", kDel, *w3.lock()));
+  CHECK(w3.expired());
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 0);
+}
+
 TEST_CASE("claims not allocated yet tell what a pod wants and unknowable parts are reported",
           "[inventory][allocation]") {
   Inventory inventory;
