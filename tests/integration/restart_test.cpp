@@ -42,6 +42,8 @@ const char* const kHistograms[] = {
 struct Outcome {
   DrillOutcome drill;                     // incidents, reclaims, timelines, stored samples
   std::map<std::string, double> counts;   // histogram → samples observed (over all lives)
+  /// With `downUntil`: the kill came after an eviction was committed and before its release.
+  bool killedBeforeRelease = false;
 };
 
 /// Plays `scenario` against simulated clusters watched by a firstworkd subprocess. With `kill`,
@@ -79,7 +81,8 @@ Outcome play(const std::string& scenarioName, bool kill,
     // the next life lists is requeued and no longer shows the evicted cycle.
     REQUIRE(eventually([&] { return storedMilestones(db, "evicted") > 0; }, 60s));
     REQUIRE(daemon.kill());
-    CHECK(storedMilestones(db, "released") == 0);  // else the kill came too late to test this
+    // Else the kill came too late to test this (the caller plays the drill again).
+    out.killedBeforeRelease = storedMilestones(db, "released") == 0;
     storedBeforeRestart = storedObservations(db);
     REQUIRE(eventually([&] { return clock.systemNow() >= player.drillStart() + *downUntil; }, 60s));
     REQUIRE(daemon.start());
@@ -141,7 +144,16 @@ TEST_CASE("SIGKILL in the middle of the reconnection drill loses nothing and cou
 TEST_CASE("SIGKILL in the middle of the reclaim drill loses nothing and counts nothing twice",
           "[integration][restart]") {
   auto clean = play("reclaim", false);
-  auto killed = play("reclaim", true, std::chrono::seconds(5 * 60 + 31 + 20));
+  // The window between the eviction and the release is 250 ms of real time at the drill's 120x:
+  // a slow or loaded machine can commit both before the kill lands. Such a life tests nothing
+  // here, so the drill is played again (at most three times in all).
+  Outcome killed;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    killed = play("reclaim", true, std::chrono::seconds(5 * 60 + 31 + 20));
+    if (killed.killedBeforeRelease) break;
+    WARN("attempt " << attempt << ": the kill came after the victims' release; playing again");
+  }
+  REQUIRE(killed.killedBeforeRelease);
   REQUIRE(clean.drill.reclaims.size() == 4);
   for (const auto& [id, r] : clean.drill.reclaims.items())
     CHECK(r["reclaim_to_first_work_seconds"].get<double>() == Approx(720));
