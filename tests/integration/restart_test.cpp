@@ -51,15 +51,15 @@ struct Outcome {
 /// same store. With `downUntil` as well, it is killed once an eviction is committed and before
 /// its release, and started again only once the drill has passed `downUntil`.
 Outcome play(const std::string& scenarioName, bool kill,
-             std::optional<std::chrono::seconds> downUntil = std::nullopt) {
+             std::optional<std::chrono::seconds> downUntil = std::nullopt, double speed = 120.0) {
   auto sc = scenario::loadScenario(std::string(FIRSTWORK_SOURCE_DIR) + "/config/scenarios/" +
                                    scenarioName + ".yaml");
   REQUIRE(sc.ok());
   TempDir dir("firstwork-restart");
-  // The drill is played 120x fast with its clock set back by the drill's length, so every object
-  // timestamp is in the past of the daemon's real clock (as after a telemetry gap); the figures
+  // The drill is played `speed` times fast with its clock set back by the drill's length, so every
+  // object timestamp is in the past of the daemon's real clock (as after a telemetry gap); the figures
   // come from event times and must not depend on when they were observed.
-  ScaledClock clock(120.0, std::chrono::system_clock::now() - sc->duration,
+  ScaledClock clock(speed, std::chrono::system_clock::now() - sc->duration,
                     std::chrono::steady_clock::now());
   SimEstate::Options eo;
   eo.tls = false;
@@ -77,7 +77,7 @@ Outcome play(const std::string& scenarioName, bool kill,
   Outcome out;
   int64_t storedBeforeRestart = 0;
   if (kill && downUntil) {
-    // Between a victim's eviction and its release (30 drill seconds, 250 ms here): the Workload
+    // Between a victim's eviction and its release (30 drill seconds, 1 s at 30x): the Workload
     // the next life lists is requeued and no longer shows the evicted cycle.
     REQUIRE(eventually([&] { return storedMilestones(db, "evicted") > 0; }, 60s));
     REQUIRE(daemon.kill());
@@ -143,13 +143,16 @@ TEST_CASE("SIGKILL in the middle of the reconnection drill loses nothing and cou
 // released milestones and evicted_to_released samples (their Workloads no longer show them).
 TEST_CASE("SIGKILL in the middle of the reclaim drill loses nothing and counts nothing twice",
           "[integration][restart]") {
-  auto clean = play("reclaim", false);
-  // The window between the eviction and the release is 250 ms of real time at the drill's 120x:
-  // a slow or loaded machine can commit both before the kill lands. Such a life tests nothing
-  // here, so the drill is played again (at most three times in all).
+  // The kill must land between the eviction's commit and the release's: 30 drill seconds, which
+  // at the other tests' 120x are 250 ms — within one step of the daemon (they are paced 250 ms
+  // apart), and on a slow, loaded machine both were committed by one step in every attempt. At
+  // 30x the window is 1 s. A life whose kill still came after the release tests nothing here,
+  // so the drill is played again (at most three times in all).
+  constexpr double kSpeed = 30.0;
+  auto clean = play("reclaim", false, std::nullopt, kSpeed);
   Outcome killed;
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    killed = play("reclaim", true, std::chrono::seconds(5 * 60 + 31 + 20));
+    killed = play("reclaim", true, std::chrono::seconds(5 * 60 + 31 + 20), kSpeed);
     if (killed.killedBeforeRelease) break;
     WARN("attempt " << attempt << ": the kill came after the victims' release; playing again");
   }
