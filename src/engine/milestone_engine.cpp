@@ -287,7 +287,7 @@ void MilestoneEngine::State::markPodDirty(const ClusterData& c, const PodRecord&
   if (lw != logical.end()) lw->second.lastObservedAt = std::max(lw->second.lastObservedAt, rec.lastObservedAt);
 }
 
-void MilestoneEngine::State::joinPod(ClusterData& c, PodRecord& rec) {
+void MilestoneEngine::State::joinPod(ClusterData& c, std::string_view podKey, PodRecord& rec) {
   std::string uid = resolvePod(c, rec.obj);
   if (uid != rec.workloadUid && !rec.workloadUid.empty()) {
     auto old = c.workloads.find(rec.workloadUid);
@@ -305,9 +305,7 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodRecord& rec) {
     return;
   }
   if (!rejoined) c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
-  if (auto w = c.workloads.find(uid); w != c.workloads.end()) {
-    if (auto key = c.pods.find(rec.obj->meta.uid); key != c.pods.end()) w->second.pods.insert(key->first);
-  }
+  if (auto w = c.workloads.find(uid); w != c.workloads.end()) w->second.pods.insert(podKey);
   markPodDirty(c, rec);
 }
 
@@ -324,7 +322,7 @@ void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, std::string_vie
       c.dropUnresolved(nsKey, uid);
       continue;
     }
-    joinPod(c, it->second);
+    joinPod(c, it->first, it->second);
   }
 }
 
@@ -420,7 +418,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
     auto claim = c.claims.find(nsName(p.meta.namespace_, pc.generatedClaimName));
     if (claim != c.claims.end()) learnTemplate(c, claim->second.obj);
   }
-  joinPod(c, rec);
+  joinPod(c, it->first, rec);
 }
 
 // --- DRA claims, slices, nodes ----------------------------------------------------------------

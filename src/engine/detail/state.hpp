@@ -471,7 +471,8 @@ struct MilestoneEngine::State {
   void indexWorkload(ClusterData& c, LocalWorkload& lw);
   void linkWorkload(ClusterData& c, LocalWorkload& lw);
   std::string resolvePod(const ClusterData& c, const model::Pod& p) const;
-  void joinPod(ClusterData& c, PodRecord& rec);
+  /// `podKey` is the pod's key in `c.pods` (the Workload's pod set views it).
+  void joinPod(ClusterData& c, std::string_view podKey, PodRecord& rec);
   void retryUnresolvedPods(ClusterData& c, std::string_view ns);
   void markPodDirty(const ClusterData& c, const PodRecord& rec);
   void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);
