@@ -44,7 +44,8 @@ constexpr std::array<std::string_view, 2> kMetricsKeys{"buckets", "lagBuckets"};
 constexpr std::array<std::string_view, 2> kStoreKeys{"path", "retention"};
 constexpr std::array<std::string_view, 4> kServerKeys{"listen", "apiBearerTokenFile",
                                                       "tlsCertFile", "tlsKeyFile"};
-constexpr std::array<std::string_view, 2> kWatchKeys{"stallTimeout", "pageSize"};
+constexpr std::array<std::string_view, 4> kWatchKeys{"stallTimeout", "pageSize", "backoffInitial",
+                                                     "backoffMax"};
 constexpr std::array<std::string_view, 4> kLoggingKeys{"level", "redact", "redactSalt",
                                                        "redactSaltFile"};
 constexpr std::array<std::string_view, 2> kShardKeys{"index", "count"};
@@ -339,6 +340,8 @@ class Parser {
     if (auto w = section(*top, "watch", kWatchKeys)) {
       readDuration(*w, "stallTimeout", config.watch.stallTimeout);
       readInt(*w, "pageSize", config.watch.pageSize);
+      readDuration(*w, "backoffInitial", config.watch.backoffInitial);
+      readDuration(*w, "backoffMax", config.watch.backoffMax);
     }
     if (auto l = section(*top, "logging", kLoggingKeys)) {
       if (const YAML::Node* level = l->find("level")) {
@@ -759,6 +762,12 @@ ConfigProblems validateConfig(const Config& c, const ValidateOptions& options) {
 
   checkPositive(out, "watch.stallTimeout", c.watch.stallTimeout);
   if (c.watch.pageSize < 1) add("watch.pageSize", "must be at least 1");
+  checkPositive(out, "watch.backoffInitial", c.watch.backoffInitial);
+  checkPositive(out, "watch.backoffMax", c.watch.backoffMax);
+  if (c.watch.backoffMax < c.watch.backoffInitial) {
+    add("watch.backoffMax", fmt::format("must be at least watch.backoffInitial ({} ms), is {} ms",
+                                        c.watch.backoffInitial.count(), c.watch.backoffMax.count()));
+  }
 
   // logging
   if (c.logging.redact && c.logging.redactSalt.empty() && c.logging.redactSaltFile.empty()) {

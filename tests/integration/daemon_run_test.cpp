@@ -1,6 +1,8 @@
 // firstworkd run / check-config as an operator runs them: the real binary, real HTTPS watch
 // streams to Kubernetes API test servers on 127.0.0.1, real HTTP scrapes.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <regex>
 
 #include "support/daemon_harness.hpp"
 
@@ -76,7 +78,9 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
                                          "server:\n"
                                          "  listen: 127.0.0.1:0\n"
                                          "watch:\n"
-                                         "  stallTimeout: 10s\n");
+                                         "  stallTimeout: 10s\n"
+                                         "  backoffInitial: 100ms\n"
+                                         "  backoffMax: 400ms\n");
   Subprocess daemon({FIRSTWORKD_PATH, "run", "--config", cfg}, testLogPath("daemon-run"));
   auto base = listenUrl(daemon);
   INFO(daemon.output());
@@ -183,6 +187,23 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
                    90s));
   auto after = get(base, "/metrics");
   CHECK(after.find("firstwork_watch_restarts_total{cluster=\"worker-1\"") != std::string::npos);
+  // Every retry waited within watch.backoffInitial..backoffMax (client-go's 0.8-30 s otherwise):
+  // with up to 100 % jitter, at least 100 ms and never more than 400 ms.
+  {
+    const std::string out = daemon.output();
+    const std::regex delay("backoff_ms=([0-9]+)");
+    std::vector<long> delays;
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), delay); it != std::sregex_iterator(); ++it)
+      delays.push_back(std::stol((*it)[1].str()));
+    INFO("retry delays (ms):" << [&] {
+      std::string s;
+      for (long d : delays) s += " " + std::to_string(d);
+      return s;
+    }());
+    CHECK(delays.size() >= 5);  // five worker resources each failed at least once
+    for (long d : delays) CHECK((d == 0 || (d >= 100 && d <= 400)));  // 0: a 401 retried at once
+    CHECK(std::count_if(delays.begin(), delays.end(), [](long d) { return d > 0; }) >= 5);
+  }
 
   // Tokens never reach the logs.
   auto log = daemon.output();

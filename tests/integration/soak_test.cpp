@@ -15,7 +15,9 @@
 // scenario replays the same plan (fault times are real-time offsets, so thread timing can still
 // differ slightly between replays).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <iostream>
 
 #include "firstwork/core/scaled_clock.hpp"
@@ -85,8 +87,17 @@ RunResult runDrill(const scenario::Scenario& sc, const sim::FaultPlan* plan, dou
   SimEstate::Options eo;
   eo.clusterClock = &clusterClock;
   eo.tokenPrefix = "soak-";
-  // A stall watchdog shorter than the longest planned stall, so both kinds happen.
-  eo.extraConfig = "watch:\n  stallTimeout: 3s\n";
+  // A stall watchdog shorter than the longest planned stall, so both kinds happen. The retry
+  // backoff is client-go's (800 ms doubling to 30 s) divided by the drill's speed-up, as the
+  // cluster clock is: unscaled, a few failures in a row kept a watch down for 10 s of real time,
+  // 20 minutes of a 120x drill, and a pod that checkpointed, was evicted and went in that window
+  // (reclaim, seed 9102), or a MultiKueueCluster that went down and came back in it
+  // (reconnection-baseline, seed 9102), was never in any response the daemon got: figures no
+  // watcher could derive, not a fault the daemon failed to recover from. The faults' own
+  // downtimes are not scaled.
+  const auto scaledMs = [&](double ms) { return std::max<int64_t>(1, std::llround(ms / speed)); };
+  eo.extraConfig = "watch:\n  stallTimeout: 3s\n  backoffInitial: " + std::to_string(scaledMs(800)) +
+                   "ms\n  backoffMax: " + std::to_string(scaledMs(30000)) + "ms\n";
   SimEstate estate(sc, dir.path, eo);
   DaemonProcess daemon(estate.configPath(), "soak-" + label);
   REQUIRE(daemon.start());

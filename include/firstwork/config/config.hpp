@@ -121,6 +121,11 @@ struct WatchConfig {
   /// minute to watches that ask for them, so keep this at 2–3× that.
   std::chrono::milliseconds stallTimeout = 3min;
   int64_t pageSize = 500;  // LIST `limit`
+  /// Delay before a failed list or watch is retried: doubles per failure in a row (with up to
+  /// 100 % jitter) from `backoffInitial` up to `backoffMax`, and starts again from
+  /// `backoffInitial` after 2 min without a failure (client-go's reflector: 800 ms, 30 s).
+  std::chrono::milliseconds backoffInitial = std::chrono::milliseconds(800);
+  std::chrono::milliseconds backoffMax = std::chrono::seconds(30);
 };
 
 /// `logging`.

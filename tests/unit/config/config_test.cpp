@@ -88,6 +88,8 @@ TEST_CASE("an empty document gets every default and asks for clusters", "[config
   CHECK(c.store.retention == std::chrono::hours(24 * 90));
   CHECK(c.server.listen == "0.0.0.0:9500");
   CHECK(c.watch.pageSize == 500);
+  CHECK(c.watch.backoffInitial == 800ms);  // client-go's reflector
+  CHECK(c.watch.backoffMax == 30s);
   CHECK(c.logging.level == log::Level::Info);
   CHECK(c.shard.count == 1);
 }
@@ -295,6 +297,26 @@ shard: {index: 3, count: 3}
             "logging.redact: needs logging.redactSalt or logging.redactSaltFile: without a secret "
             "salt, hashed names can be recovered by hashing likely names",
             "shard.index: must be less than shard.count (3)"});
+}
+
+TEST_CASE("the retry backoff is read and checked", "[config]") {
+  const std::string base = "clusters: [{name: a, role: standalone, inCluster: true}]\n";
+  auto ok = loadConfigFromStringDetailed(base + "watch: {backoffInitial: 10ms, backoffMax: 250ms}\n", kNoFiles);
+  INFO(formatProblems(ok.problems));
+  REQUIRE(ok.ok());
+  CHECK(ok.config.watch.backoffInitial == 10ms);
+  CHECK(ok.config.watch.backoffMax == 250ms);
+  // Equal bounds are a fixed delay.
+  CHECK(loadConfigFromStringDetailed(base + "watch: {backoffInitial: 1s, backoffMax: 1s}\n", kNoFiles).ok());
+
+  CHECK(lines(loadConfigFromStringDetailed(base + "watch: {backoffInitial: 2s, backoffMax: 1s}\n", kNoFiles)
+                  .problems) ==
+        std::vector<std::string>{"watch.backoffMax: must be at least watch.backoffInitial (2000 ms), is 1000 ms"});
+  CHECK(lines(loadConfigFromStringDetailed(base + "watch: {backoffInitial: \"0\", backoffMax: ten}\n", kNoFiles)
+                  .problems) ==
+        std::vector<std::string>{"watch.backoffMax: invalid duration \"ten\": expected a number (examples: 30s, 10m, "
+                                 "1h30m, 90d)",
+                                 "watch.backoffInitial: must be longer than 0"});
 }
 
 TEST_CASE("the documented example config loads and documents every key", "[config][example]") {
