@@ -1118,6 +1118,7 @@ TEST_CASE("Writes over HTTP are refused with 405", "[sim]") {
   ApiServer s;
   s.start();
   httplib::Client cli("127.0.0.1", s.port());
+  cli.set_read_timeout(30, 0);  // a deadline (httplib's 5 s missed under TSan on a loaded machine)
   auto r = cli.Post("/api/v1/namespaces/a/pods",
                     httplib::Headers{{"Authorization", "Bearer test-token"}}, pod("a", "p1"),
                     "application/json");
