@@ -533,8 +533,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     kopts.reflector.pageSize = static_cast<size_t>(options.config.watch.pageSize);
     kopts.reflector.stallTimeout = options.stallTimeout.value_or(options.config.watch.stallTimeout);
     if (options.minWatchTimeout) kopts.reflector.minWatchTimeout = *options.minWatchTimeout;
-    kopts.reflector.backoff.initial = options.backoffInitial.value_or(options.config.watch.backoffInitial);
-    kopts.reflector.backoff.max = options.backoffMax.value_or(options.config.watch.backoffMax);
+    kopts.reflector.backoff.initial = options.config.watch.backoffInitial;
+    kopts.reflector.backoff.max = options.config.watch.backoffMax;
     for (const auto& cc : options.config.clusters) {
       if (!config::shardOwnsCluster(options.config.shard, cc)) continue;
       Result<kube::RestConfig> rest = makeError("no connection settings");

@@ -500,8 +500,9 @@ int runDemo(const config::DemoArgs& args, std::ostream& out, std::ostream& err) 
   opts.clock = &daemonClock;
   opts.tickInterval = 100ms;
   opts.stallTimeout = 30s;
-  opts.backoffInitial = 50ms;
-  opts.backoffMax = 250ms;
+  // Retries fast, so that its time-scaled drills see reconnections promptly.
+  opts.config.watch.backoffInitial = 50ms;
+  opts.config.watch.backoffMax = 250ms;
   opts.config.store.path = args.store.value_or((dir / "firstwork.db").string());
   opts.config.server.listen = args.listen.value_or("127.0.0.1:9500");
   for (const auto& [name, c] : clusters) {

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "firstwork/config/config.hpp"
 #include "firstwork/core/scaled_clock.hpp"
 #include "firstwork/sim/fault_injector.hpp"
 #include "support/daemon_harness.hpp"
@@ -95,9 +96,12 @@ RunResult runDrill(const scenario::Scenario& sc, const sim::FaultPlan* plan, dou
   // (reconnection-baseline, seed 9102), was never in any response the daemon got: figures no
   // watcher could derive, not a fault the daemon failed to recover from. The faults' own
   // downtimes are not scaled.
-  const auto scaledMs = [&](double ms) { return std::max<int64_t>(1, std::llround(ms / speed)); };
-  eo.extraConfig = "watch:\n  stallTimeout: 3s\n  backoffInitial: " + std::to_string(scaledMs(800)) +
-                   "ms\n  backoffMax: " + std::to_string(scaledMs(30000)) + "ms\n";
+  const config::WatchConfig defaults;
+  const auto scaledMs = [&](std::chrono::milliseconds d) {
+    return std::to_string(std::max<int64_t>(1, std::llround(static_cast<double>(d.count()) / speed)));
+  };
+  eo.extraConfig = "watch:\n  stallTimeout: 3s\n  backoffInitial: " + scaledMs(defaults.backoffInitial) +
+                   "ms\n  backoffMax: " + scaledMs(defaults.backoffMax) + "ms\n";
   SimEstate estate(sc, dir.path, eo);
   DaemonProcess daemon(estate.configPath(), "soak-" + label);
   REQUIRE(daemon.start());

@@ -24,10 +24,6 @@ struct DaemonOptions {
   /// Overrides the watch timing of every reflector (tests and the demo use short values).
   std::optional<std::chrono::milliseconds> stallTimeout;
   std::optional<std::chrono::seconds> minWatchTimeout;
-  /// Overrides the reconnect backoff (the demo retries fast so that its time-scaled drills see
-  /// reconnections promptly).
-  std::optional<std::chrono::milliseconds> backoffInitial;
-  std::optional<std::chrono::milliseconds> backoffMax;
 };
 
 /// The composition root (design §1): one event-loop thread owns the reflectors of every cluster
