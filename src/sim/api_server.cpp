@@ -410,6 +410,75 @@ bool peerHungUp(int fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+// httplib's task queue, with threads started as connections need them (up to `max`) and kept
+// once started. httplib's ThreadPool starts all of them before its accept loop runs: the 256
+// a server may need for its open watches took seconds under TSan on a loaded 2-vCPU machine,
+// during which the server accepted nothing (its tests missed their 5 s deadlines), and were
+// joined again at every stop.
+class GrowingThreadPool : public httplib::TaskQueue {
+ public:
+  /// `running` counts the threads alive (the server's workerThreads()).
+  GrowingThreadPool(size_t max, std::atomic<size_t>& running)
+      : max_(std::max<size_t>(max, 1)), running_(running) {}
+  ~GrowingThreadPool() override { shutdown(); }
+  GrowingThreadPool(const GrowingThreadPool&) = delete;
+  GrowingThreadPool& operator=(const GrowingThreadPool&) = delete;
+
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      jobs_.push_back(std::move(fn));
+      // A job beyond the idle threads gets a new thread while there is room; else it waits for
+      // one to finish (as httplib's pool does once all its threads are busy).
+      if (jobs_.size() > idle_ && threads_.size() < max_) {
+        threads_.emplace_back([this] { work(); });
+        ++running_;
+      }
+    }
+    cv_.notify_one();
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (shutdown_) return;
+      shutdown_ = true;
+    }
+    cv_.notify_all();
+    // No thread starts after shutdown_ (httplib enqueues only from its accept loop, which has
+    // ended when it calls this), so threads_ no longer changes.
+    for (auto& t : threads_) {
+      t.join();
+      --running_;
+    }
+  }
+
+ private:
+  void work() {
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+      ++idle_;
+      cv_.wait(lk, [&] { return !jobs_.empty() || shutdown_; });
+      --idle_;
+      if (jobs_.empty()) return;  // shut down, nothing left to run
+      std::function<void()> fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lk.unlock();
+      fn();
+      lk.lock();
+    }
+  }
+
+  const size_t max_;
+  std::atomic<size_t>& running_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  size_t idle_ = 0;
+  bool shutdown_ = false;
+};
+
 // How often an idle watch checks whether its client is still there. Go's HTTP server cancels
 // the request as soon as the client closes; this gets close without a thread per connection.
 constexpr auto kHangUpPoll = std::chrono::milliseconds(100);
@@ -432,6 +501,7 @@ struct ApiServer::Impl {
   std::thread listen_thread_;
   std::atomic<bool> listen_done_{true};
   std::atomic<int> listen_fd_{-1};
+  std::atomic<size_t> worker_threads_{0};
   std::unique_ptr<detail::TlsMaterial> tls_;
 
   // --- state (mu_) ---
@@ -1533,7 +1603,7 @@ struct ApiServer::Impl {
     }
     if (!srv->is_valid()) throw std::runtime_error("sim api server: TLS context setup failed");
     const size_t threads = std::max<size_t>(opts_.workerThreads, 4);
-    srv->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    srv->new_task_queue = [this, threads] { return new GrowingThreadPool(threads, worker_threads_); };
     srv->set_tcp_nodelay(true);  // events are small writes that must leave at once
     srv->set_keep_alive_max_count(100000);
     srv->set_keep_alive_timeout(10);
@@ -1839,6 +1909,8 @@ ApiServerStats ApiServer::stats() const {
   for (const auto& list : impl_->watchers_) s.openWatches += list.size();
   return s;
 }
+
+size_t ApiServer::workerThreads() const { return impl_->worker_threads_; }
 
 size_t ApiServer::openWatches(const std::string& resource) const {
   std::optional<size_t> r;

@@ -29,7 +29,8 @@ struct ApiServerOptions {
   /// server, so clients can test their fallback to LIST+WATCH.
   bool watchList = true;
   std::string gitVersion = "v1.34.1";  // reported by GET /version
-  size_t workerThreads = 256;          // connections served at once (each open watch holds one)
+  size_t workerThreads = 256;          // connections served at once (each open watch holds one;
+                                       // threads start as connections need them)
   /// A watch without timeoutSeconds ends cleanly after minRequestTimeout·(1+rand[0,1)), as
   /// kube-apiserver does with --min-request-timeout=1800.
   std::chrono::seconds minRequestTimeout{1800};
@@ -184,6 +185,9 @@ class ApiServer {
   /// for a client's watch to be established before they mutate objects. A stream counts until
   /// it ends; a client that hangs up is noticed within ~100 ms even on an idle stream.
   size_t openWatches(const std::string& resource = {}) const;
+  /// Worker threads running now: started as connections need them (at most
+  /// ApiServerOptions::workerThreads), kept until stop().
+  size_t workerThreads() const;
   /// The last 10,000 requests answered, oldest first.
   std::vector<ApiRequestRecord> requests() const;
   void clearRequests();

@@ -16,6 +16,7 @@
 
 #include "fakes/manual_clock.hpp"
 #include "stream_client.hpp"
+#include "support/process_threads.hpp"
 
 using firstwork::sim::ApiServer;
 using firstwork::sim::ApiServerOptions;
@@ -1030,6 +1031,57 @@ TEST_CASE("stop() ends open watches at once; start() serves the same port with s
   CHECK(Json::parse(list->body)["metadata"]["resourceVersion"] == "2");
   s.stop();
   s.stop();  // idempotent
+}
+
+// httplib's own pool started all 256 threads before accepting anything: seconds under TSan on a
+// loaded machine, when the server's tests missed their deadlines.
+TEST_CASE("The server starts worker threads as connections need them and no more than its limit", "[sim]") {
+  const int before = firstwork::testing::processThreads();
+  REQUIRE(before > 0);
+  ApiServerOptions o;
+  o.workerThreads = 256;
+  ApiServer s(o);
+  s.start();
+  REQUIRE(get(s, "/healthz").status == 200);
+  // The accept loop and the one worker that served the request (kept for the next).
+  CHECK(s.workerThreads() == 1);
+  CHECK(firstwork::testing::processThreads() <= before + 3);
+  {
+    std::vector<std::unique_ptr<StreamClient>> watches;
+    for (int i = 0; i < 30; ++i) {
+      watches.push_back(std::make_unique<StreamClient>(
+          s.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken));
+    }
+    REQUIRE(eventuallyTrue([&] { return s.openWatches("pods") == 30; }));
+    // Each open watch holds a worker (and each client here has a reader thread).
+    CHECK(s.workerThreads() >= 30);
+    CHECK(s.workerThreads() <= 31);
+    CHECK(firstwork::testing::processThreads() >= before + 1 + 30 + 30);
+    CHECK(firstwork::testing::processThreads() < before + 1 + 30 + 30 + 8);
+  }
+  s.stop();
+  CHECK(s.workerThreads() == 0);
+  CHECK(eventuallyTrue([&] { return firstwork::testing::processThreads() == before; }));
+
+  // Up to the limit: a server allowed 4 serves a fifth request once one of them is free.
+  ApiServerOptions small;
+  small.workerThreads = 4;
+  ApiServer t(small);
+  t.start();
+  std::vector<std::unique_ptr<StreamClient>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<StreamClient>(
+        t.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken));
+  }
+  REQUIRE(eventuallyTrue([&] { return t.openWatches("pods") == 4; }));
+  auto fifth = std::make_unique<StreamClient>(
+      t.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(t.openWatches("pods") == 4);  // all four workers busy: the fifth waits
+  CHECK(t.workerThreads() == 4);
+  held.pop_back();                    // a client goes: its worker is freed
+  CHECK(eventuallyTrue([&] { return t.openWatches("pods") == 4 && fifth->waitHeaders(); }));
+  t.stop();
 }
 
 TEST_CASE("Many concurrent watches are all served", "[sim]") {
