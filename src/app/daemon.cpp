@@ -384,7 +384,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     auto mono = clock.monotonicNow();
     if (lastPrune != MonotonicTime{} && mono - lastPrune < 1h) return;
     lastPrune = mono;
-    auto res = store->prune(now - options.config.store.retention);
+    // Kueue's view of each worker is kept however long it has not changed.
+    auto res = store->prune(now - options.config.store.retention, {records::kWorkerConnectionKind});
     if (!res.ok()) {
       self.storeError("prune");
       log.error("store prune failed", {{"error", res.error()}});
@@ -454,6 +455,13 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     for (const auto& r : *reclaims) {
       auto rec = records::reclaimFromJson(r.body);
       if (rec && rec->outcome == engine::ReclaimOutcome::Pending) engine.restoreReclaim(*rec);
+    }
+    // Kueue's last seen view of each worker: a worker lost and regained while the daemon was
+    // down shows only its reconnection, which is an outage only against what it showed before.
+    auto connections = store->query({records::kWorkerConnectionKind, "", "", {}, {}, 100000, {}, {}});
+    if (!connections.ok()) return Error{connections.error()};
+    for (const auto& r : *connections) {
+      if (auto c = records::workerConnectionFromJson(r.body)) engine.restoreWorkerConnection(*c);
     }
     return restoreOpenCycles();
   }

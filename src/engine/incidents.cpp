@@ -98,7 +98,15 @@ void MilestoneEngine::State::onMultiKueueCluster(ClusterData& c, model::EventTyp
   MkcState& st = mkc[worker];
   st.managementCluster = c.config.name;
   if (type == model::EventType::Deleted) {
-    st.status = model::ConditionStatus::Unknown;
+    if (st.status != model::ConditionStatus::Unknown) {
+      st.status = model::ConditionStatus::Unknown;
+      WorkerConnectionRecord r;
+      r.worker = worker;
+      r.managementCluster = c.config.name;
+      r.known = false;
+      r.observedAt = at;
+      produced.workerConnections.push_back(std::move(r));
+    }
     return;
   }
   const model::Condition* active = condition(m.conditions, "Active");
@@ -108,6 +116,17 @@ void MilestoneEngine::State::onMultiKueueCluster(ClusterData& c, model::EventTyp
   st.status = active->status;
   st.since = t;
   st.reason = active->reason;
+  if (prev.status != st.status || prev.since != st.since) {
+    // Durable, so that a restart still sees a loss and return that both fell while it was down.
+    WorkerConnectionRecord r;
+    r.worker = worker;
+    r.managementCluster = c.config.name;
+    r.active = st.status == model::ConditionStatus::True;
+    r.since = t;
+    r.reason = st.reason;
+    r.observedAt = at;
+    produced.workerConnections.push_back(std::move(r));
+  }
 
   auto open = openMkIncident.find(worker);
   Incident* in = nullptr;

@@ -759,6 +759,17 @@ void MilestoneEngine::restoreIncident(const IncidentRecord& incident) {
 
 void MilestoneEngine::restoreReclaim(const ReclaimRecord& reclaim) { s_->restoreReclaim(reclaim); }
 
+void MilestoneEngine::restoreWorkerConnection(const WorkerConnectionRecord& connection) {
+  if (!connection.known || s_->mkc.count(connection.worker) != 0) return;
+  const ClusterData* c = s_->cluster(connection.worker);
+  if (c == nullptr || c->config.role == ClusterRole::Management) return;
+  MkcState& st = s_->mkc[connection.worker];
+  st.status = connection.active ? model::ConditionStatus::True : model::ConditionStatus::False;
+  st.since = connection.since;
+  st.reason = connection.reason;
+  st.managementCluster = connection.managementCluster;
+}
+
 void MilestoneEngine::restoreCycle(const std::vector<MilestoneRecord>& milestones,
                                    std::optional<SystemTime> workSince) {
   s_->restoreCycle(milestones, workSince);

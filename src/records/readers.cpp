@@ -183,6 +183,22 @@ std::optional<engine::OpenCycleRecord> openCycleFromJson(const std::string& body
   return c;
 }
 
+std::optional<engine::WorkerConnectionRecord> workerConnectionFromJson(const std::string& body) {
+  auto j = parseObject(body);
+  if (j.is_discarded()) return std::nullopt;
+  engine::WorkerConnectionRecord c;
+  c.worker = stringField(j, "worker");
+  const std::string status = stringField(j, "status");
+  auto since = timeField(j, "since");
+  if (c.worker.empty() || (status != "True" && status != "False") || !since) return std::nullopt;
+  c.active = status == "True";
+  c.since = *since;
+  c.managementCluster = stringField(j, "management_cluster");
+  c.reason = stringField(j, "reason");
+  c.observedAt = timeField(j, "observed_at").value_or(SystemTime{});
+  return c;
+}
+
 std::optional<engine::Observation> observationFromJson(const std::string& key,
                                                        const std::string& body) {
   auto j = parseObject(body);

@@ -59,7 +59,9 @@ json incidentObject(const engine::IncidentRecord& i) {
       {"stranded_gpu_seconds", i.strandedGpuSeconds},
       {"classes", incidentClasses(i)},
       {"recovery_seconds", i.recoverySeconds},
-      {"disconnected_seconds", i.disconnectedSeconds},
+      // Unknown (null) unless both ends are: an outage seen only by its end has no length.
+      {"disconnected_seconds",
+       i.disconnectedAt && i.reconnectedAt ? json(i.disconnectedSeconds) : json(nullptr)},
       {"excluded_workloads", i.excludedWorkloads},
       {"failure_reason", i.failureReason},
       {"observed_at", formatRfc3339(i.observedAt)},
@@ -114,7 +116,8 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
   // several hundred bytes) through freshly faulted pages. Incidents and reclaims add at most
   // one closing record each.
   recs.reserve(out.milestones.size() + out.observations.size() + 2 * out.incidents.size() +
-               2 * out.reclaims.size() + out.openCycles.size() + out.duplicates.size());
+               2 * out.reclaims.size() + out.openCycles.size() + out.duplicates.size() +
+               out.workerConnections.size());
   for (const auto& m : out.milestones) {
     PendingRecord p;
     json body{{"workload", workloadJson(m.workload, r)},
@@ -205,6 +208,24 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
     } else {
       p.record = store::Record{kOpenCycleKind, c.key, c.workload.cluster, c.workload.clusterQueue,
                                c.observedAt, "", store::WriteMode::Remove};
+    }
+    recs.push_back(std::move(p));
+  }
+  for (const auto& c : out.workerConnections) {
+    PendingRecord p;
+    const std::string key = "wc/" + c.worker;
+    if (c.known) {
+      json body{{"worker", c.worker},
+                {"management_cluster", c.managementCluster},
+                {"status", c.active ? "True" : "False"},
+                {"since", formatRfc3339(c.since)},
+                {"reason", c.reason},
+                {"observed_at", formatRfc3339(c.observedAt)}};
+      p.record = store::Record{kWorkerConnectionKind, key, c.worker, "", c.since, body.dump(),
+                               store::WriteMode::Upsert};
+    } else {
+      p.record = store::Record{kWorkerConnectionKind, key, c.worker, "", c.observedAt, "",
+                               store::WriteMode::Remove};
     }
     recs.push_back(std::move(p));
   }

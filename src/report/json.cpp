@@ -40,7 +40,8 @@ json incidentJson(const IncidentView& v, const std::string& plot) {
           {"disconnect_reason", i.disconnectReason},
           {"disconnected_at", time(i.disconnectedAt)},
           {"reconnected_at", time(i.reconnectedAt)},
-          {"disconnected_seconds", i.disconnectedSeconds},
+          {"disconnected_seconds",
+           i.disconnectedAt && i.reconnectedAt ? json(i.disconnectedSeconds) : json(nullptr)},
           {"usable_gpus", i.usableGpus},
           {"demand_gpus", i.demandGpus},
           {"first_dispatched_at", time(i.firstDispatchedAt)},
@@ -96,7 +97,8 @@ json periodReportJson(const PeriodReport& r, const Options& o) {
     gaps.push_back({{"cluster", g.cluster},
                     {"lost_at", time(g.disconnectedAt)},
                     {"regained_at", time(g.reconnectedAt)},
-                    {"seconds", g.disconnectedSeconds}});
+                    {"seconds", g.disconnectedAt && g.reconnectedAt ? json(g.disconnectedSeconds)
+                                                                    : json(nullptr)}});
   json reclaims = json::array();
   for (const auto& c : r.reclaims) reclaims.push_back(reclaimJson(c));
   json latency = json::array();

@@ -244,10 +244,14 @@ class SqliteStore final : public Store {
     return error("lookup");
   }
 
-  Result<uint64_t> prune(SystemTime cutoff) override {
-    Stmt st(db_, "DELETE FROM records WHERE time_ms<?;");
+  Result<uint64_t> prune(SystemTime cutoff, const std::vector<std::string>& keepKinds) override {
+    std::string sql = "DELETE FROM records WHERE time_ms<?";
+    for (size_t i = 0; i < keepKinds.size(); ++i) sql += " AND kind<>?";
+    sql += ";";
+    Stmt st(db_, sql.c_str());
     if (!st.ok()) return error("prepare prune");
     st.integer(1, toMillis(cutoff));
+    for (size_t i = 0; i < keepKinds.size(); ++i) st.text(static_cast<int>(i) + 2, keepKinds[i]);
     if (st.step() != SQLITE_DONE) return error("prune");
     return static_cast<uint64_t>(sqlite3_changes(db_));
   }
@@ -329,10 +333,11 @@ class MemoryStore final : public Store {
   Result<bool> contains(const std::string& kind, const std::string& key) override {
     return rows_.count({kind, key}) > 0;
   }
-  Result<uint64_t> prune(SystemTime cutoff) override {
+  Result<uint64_t> prune(SystemTime cutoff, const std::vector<std::string>& keepKinds) override {
     uint64_t n = 0;
     for (auto it = rows_.begin(); it != rows_.end();) {
-      if (it->second.time < cutoff) {
+      if (it->second.time < cutoff && std::find(keepKinds.begin(), keepKinds.end(),
+                                                it->second.kind) == keepKinds.end()) {
         it = rows_.erase(it);
         ++n;
       } else {

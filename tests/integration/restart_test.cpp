@@ -204,3 +204,86 @@ TEST_CASE("a daemon restarted after a drill keeps every figure it had recorded",
     player.stop();
   }
 }
+
+// Found by the fault soak (reconnection-baseline, seed 9014): the daemon is down from before
+// Kueue loses worker-1 (1m) until after it is regained (6m). The next life lists the
+// MultiKueueCluster Active=True since 6m; only against what the first life stored (True since
+// -24h) is that an outage. Nothing tells when it began, so the incident has no start; everything
+// from R on is as the drill's hand arithmetic has it (config/scenarios/reconnection-baseline.yaml).
+TEST_CASE("a worker lost and regained while firstworkd was down is still recorded as an incident",
+          "[integration][restart]") {
+  auto sc = scenario::loadScenario(std::string(FIRSTWORK_SOURCE_DIR) +
+                                   "/config/scenarios/reconnection-baseline.yaml");
+  REQUIRE(sc.ok());
+  TempDir dir("firstwork-restart");
+  // Set back by the drill and its 5-minute lead (below), so that every object timestamp is in the
+  // past of the daemon's real clock.
+  ScaledClock clock(60.0, std::chrono::system_clock::now() - sc->duration - 5min,
+                    std::chrono::steady_clock::now());
+  SimEstate::Options eo;
+  eo.tls = false;
+  eo.tokenFiles = false;
+  eo.tokenPrefix = "restart-blind-";
+  SimEstate estate(*sc, dir.path, eo);
+  const auto db = estate.storePath();
+  DaemonProcess daemon(estate.configPath(), "restart-blind-outage");
+  REQUIRE(daemon.start());
+  INFO(daemon.logTail());
+  REQUIRE(eventually([&] { return daemon.ready(); }, 30s));
+  // The player creates the estate's objects at once and plays the timeline from a drill start
+  // 5 drill minutes (5 s) later: time for the first life to store Kueue's view of worker-1
+  // (Active since -24h) before dying, well before the loss at 1m.
+  scenario::PlayerOptions po;
+  po.drillStart = std::chrono::floor<std::chrono::seconds>(clock.systemNow()) + 5min;
+  scenario::ScenarioPlayer player(*sc, estate.serverMap(), clock, po);
+  REQUIRE(player.start().ok());
+  REQUIRE(eventually([&] { return !storedRecords(db, "worker_connection").empty(); }, 30s));
+  REQUIRE(daemon.kill());
+  REQUIRE(clock.systemNow() < player.drillStart() + 1min);
+  const auto stored = storedRecords(db, "worker_connection");
+  REQUIRE(stored.size() == 1);
+  CHECK(stored[0].value("worker", "") == "worker-1");
+  CHECK(stored[0].value("status", "") == "True");
+
+  REQUIRE(eventually([&] { return clock.systemNow() >= player.drillStart() + 7min; }, 60s));
+  REQUIRE(daemon.start());
+  REQUIRE(player.waitUntilDone(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   clock.toReal(sc->duration + 5min)) + 60s));
+  bool settled = false;
+  auto out = settledOutcome(daemon.baseUrl(), db, player.drillStart(), 1s, 60s, &settled);
+  CHECK(settled);
+  INFO(out.figures().dump(1));
+  REQUIRE(out.incidents.size() == 1);
+  REQUIRE(out.incidents.contains("worker-1/multikueue/null"));  // no start
+  const auto& in = out.incidents["worker-1/multikueue/null"];
+  CHECK(in["outcome"] == "recovered");
+  CHECK(in["disconnected_seconds"].is_null());
+  CHECK(in["reconnected_at"].get<double>() == Approx(360));        // R = 6m
+  CHECK(in["first_dispatched_at"].get<double>() == Approx(390));   // 6m30s
+  CHECK(in["first_running_at"].get<double>() == Approx(480));      // 8m
+  CHECK(in["first_work_at"].get<double>() == Approx(840));         // 14m
+  CHECK(in["recovered_at"].get<double>() == Approx(1080));         // 18m
+  CHECK(in["recovery_seconds"].get<double>() == Approx(720));
+  CHECK(in["stranded_gpu_seconds"].get<double>() == Approx(19200));
+  CHECK(in["usable_gpus"] == 32);
+  CHECK(in["demand_gpus"] == 32);
+  // Every sample measured from R is there; the outage's length alone is unknown.
+  // Samples of `histogram` (any labels) of `seconds`; every one when `seconds` is negative.
+  auto samples = [&](const std::string& histogram, double seconds) {
+    double n = 0;
+    for (const auto& [k, v] : out.observations.items()) {
+      if (k.rfind(histogram + "{", 0) != 0) continue;
+      if (seconds >= 0 && std::stod(k.substr(k.rfind(' ') + 1)) != seconds) continue;
+      n += v.get<double>();
+    }
+    return n;
+  };
+  CHECK(samples("firstwork_reconnect_to_first_work_seconds", 480) == 16);
+  CHECK(samples("firstwork_reconnect_to_first_work_seconds", 720) == 16);
+  CHECK(samples("firstwork_reconnect_to_first_work_seconds", -1) == 32);
+  CHECK(samples("firstwork_recovery_seconds", 720) == 1);
+  CHECK(samples("firstwork_recovery_seconds", -1) == 1);
+  CHECK(samples("firstwork_worker_disconnected_seconds", -1) == 0);
+  CHECK(daemon.stop() == std::optional<int>(0));
+  player.stop();
+}

@@ -89,6 +89,13 @@ class MilestoneEngine {
   /// reclaim's figure when the cycle's pods are gone).
   void restoreCycle(const std::vector<MilestoneRecord>& milestones,
                     std::optional<SystemTime> workSince = std::nullopt);
+  /// Gives back what a worker's MultiKueueCluster `Active` condition said when the daemon
+  /// stopped (its last WorkerConnectionRecord). A relisted condition that is True again with a
+  /// later transition then opens an incident whose start is unknown (lost and regained while the
+  /// daemon was down), as an uninterrupted process cut off from the manager would. Call before
+  /// the first advance; ignored for a worker that is not configured, once that worker's
+  /// MultiKueueCluster has been seen, and for a record that is not `known`.
+  void restoreWorkerConnection(const WorkerConnectionRecord& connection);
   /// Processes what was fed since the last call, runs time-driven logic up to `now` (stuck,
   /// budgets, incident closes, live integrals) and returns everything produced since the last call.
   Outputs advance(SystemTime now);

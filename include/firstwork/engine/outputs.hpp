@@ -286,6 +286,22 @@ struct OpenCycleRecord {
   SystemTime observedAt{};
 };
 
+/// Kueue's view of one worker as last seen: its MultiKueueCluster's `Active` condition. A restart
+/// cannot tell that a worker was lost and regained while the daemon was down (the object then
+/// shows only the reconnection) unless it knows what the condition said before. Emitted when the
+/// condition's status or transition time changes, `known` false when the MultiKueueCluster is
+/// deleted (the durable copy goes). The daemon stores it and gives it back with
+/// MilestoneEngine::restoreWorkerConnection().
+struct WorkerConnectionRecord {
+  std::string worker;             // the worker's configured cluster name
+  std::string managementCluster;  // where its MultiKueueCluster lives
+  bool known = true;
+  bool active = false;  // Active=True (else False)
+  SystemTime since{};   // the condition's lastTransitionTime
+  std::string reason;
+  SystemTime observedAt{};
+};
+
 struct Outputs {
   std::vector<MilestoneRecord> milestones;
   std::vector<Observation> observations;
@@ -293,9 +309,10 @@ struct Outputs {
   std::vector<ReclaimRecord> reclaims;
   std::vector<DuplicateExecution> duplicates;
   std::vector<OpenCycleRecord> openCycles;
+  std::vector<WorkerConnectionRecord> workerConnections;
   bool empty() const {
     return milestones.empty() && observations.empty() && incidents.empty() && reclaims.empty() &&
-           duplicates.empty() && openCycles.empty();
+           duplicates.empty() && openCycles.empty() && workerConnections.empty();
   }
 };
 

@@ -30,6 +30,8 @@ inline constexpr const char* kReclaimClosedKind = "reclaim_closed";    // counte
 inline constexpr const char* kDuplicateKind = "duplicate";      // duplicate executions
 inline constexpr const char* kGpuSecondsKind = "gpu_seconds";   // GPU-seconds by state, report
 inline constexpr const char* kOpenCycleKind = "open_cycle";     // restart: cycles not released
+inline constexpr const char* kWorkerConnectionKind = "worker_connection";  // restart: Kueue's
+                                                                         // view of each worker
 
 /// What one engine step writes: the records, and for each record what the exporter does with it
 /// once the store confirms it is new.
@@ -88,6 +90,10 @@ std::optional<StoredMilestone> milestoneFromJson(const std::string& body);
 /// records keyed ms/<cluster>/<uid>/<cycle id>/…). nullopt without workload cluster, uid or
 /// cycle id.
 std::optional<engine::OpenCycleRecord> openCycleFromJson(const std::string& body);
+
+/// Kueue's last seen view of one worker as stored (engine::WorkerConnectionRecord, key
+/// wc/<worker>). nullopt without worker, status ("True" or "False") or valid since.
+std::optional<engine::WorkerConnectionRecord> workerConnectionFromJson(const std::string& body);
 
 /// A histogram sample as stored (`key` is the record's key, not in the body). nullopt for an
 /// unknown histogram name, or without seconds or event time.

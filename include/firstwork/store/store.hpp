@@ -59,8 +59,10 @@ class Store {
   /// Records of one kind, ordered by time then key.
   virtual Result<std::vector<Record>> query(const Query& query) = 0;
   virtual Result<bool> contains(const std::string& kind, const std::string& key) = 0;
-  /// Deletes records whose time is before `cutoff`; returns how many.
-  virtual Result<uint64_t> prune(SystemTime cutoff) = 0;
+  /// Deletes records whose time is before `cutoff`, except those of the kinds in `keepKinds`
+  /// (state that stays current however old its time: it is replaced or removed, never aged out);
+  /// returns how many.
+  virtual Result<uint64_t> prune(SystemTime cutoff, const std::vector<std::string>& keepKinds) = 0;
 };
 
 using StorePtr = std::unique_ptr<Store>;

@@ -431,6 +431,8 @@ class Harness {
     all.reclaims.insert(all.reclaims.end(), o.reclaims.begin(), o.reclaims.end());
     all.duplicates.insert(all.duplicates.end(), o.duplicates.begin(), o.duplicates.end());
     all.openCycles.insert(all.openCycles.end(), o.openCycles.begin(), o.openCycles.end());
+    all.workerConnections.insert(all.workerConnections.end(), o.workerConnections.begin(),
+                                 o.workerConnections.end());
   }
   /// The last OpenCycleRecord of workload `uid` (what the store holds for it), if any.
   std::optional<engine::OpenCycleRecord> openCycle(const std::string& uid) const {

@@ -25,6 +25,32 @@ Harness runDrill(ReconnectTimes d, std::optional<Gap> gap = std::nullopt) {
   return h;
 }
 
+/// `events` as a process started at `t` sees them: every object as it was then, once (a relist),
+/// then the events after `t`.
+std::vector<ScriptEvent> relistedAt(const std::vector<ScriptEvent>& events, seconds t) {
+  std::vector<ScriptEvent> before;
+  std::vector<ScriptEvent> after;
+  std::map<std::string, size_t> latest;
+  for (ScriptEvent e : events) {
+    if (e.t > t) {
+      after.push_back(e);
+      continue;
+    }
+    const auto& m = model::metaOf(e.obj);
+    const std::string key = std::to_string(static_cast<int>(model::kindOf(e.obj))) + m.uid + m.name;
+    auto it = latest.find(key);
+    e.t = t;
+    if (it == latest.end()) {
+      latest[key] = before.size();
+      before.push_back(e);
+    } else {
+      before[it->second] = e;
+    }
+  }
+  before.insert(before.end(), after.begin(), after.end());
+  return before;
+}
+
 }  // namespace
 
 TEST_CASE("Design §5 drill: 32 idle GPUs at reconnection, 16 working after 8 min and 16 after 12 min = 320 GPU-minutes",
@@ -203,29 +229,7 @@ TEST_CASE("A restart in the middle of a recovery measures the same incident", "[
   Harness second(multiKueueConfigFor({"w1"}));
   second.e.restoreIncident(*open);
   // Relist at +1000 s: every object as it was then; then the rest of the drill.
-  auto events = reconnectDrill(kDrill1);
-  std::vector<ScriptEvent> before;
-  std::vector<ScriptEvent> after;
-  std::map<std::string, size_t> latest;  // a relist delivers each object once, as it is now
-  for (auto& e : events) {
-    if (e.t > seconds(1000)) {
-      after.push_back(e);
-      continue;
-    }
-    const auto& m = model::metaOf(e.obj);
-    const std::string key = std::to_string(static_cast<int>(model::kindOf(e.obj))) + m.uid + m.name;
-    auto it = latest.find(key);
-    e.t = seconds(1000);
-    if (it == latest.end()) {
-      latest[key] = before.size();
-      before.push_back(e);
-    } else {
-      before[it->second] = e;
-    }
-  }
-  std::vector<ScriptEvent> all = before;
-  all.insert(all.end(), after.begin(), after.end());
-  play(second, all, {seconds(2400)});
+  play(second, relistedAt(reconnectDrill(kDrill1), seconds(1000)), {seconds(2400)});
   auto in = second.incident(kIncident);
   REQUIRE(in);
   CHECK(in->outcome == IncidentOutcome::Recovered);
@@ -316,4 +320,92 @@ TEST_CASE("An outage seen only by its end still opens an incident", "[engine][in
   CHECK(*in->reconnectedAt == at(seconds(600)));
   CHECK(in->outcome == IncidentOutcome::Recovered);  // nothing was waiting: closes at R
   CHECK(in->strandedGpuSeconds == 0);
+}
+
+// Found by the fault soak (reconnection-baseline, seed 9014): the daemon was down from before the
+// worker was lost (+0 s) until after it was regained (+600 s). The relisted MultiKueueCluster shows
+// Active=True since +600 s, which is an outage only against what it showed before (True since
+// -7200 s): without that durable view the restarted daemon recorded no incident at all.
+TEST_CASE("A worker lost and regained while the daemon was down is still an incident after a restart",
+          "[engine][incident][restart]") {
+  // The first life sees the estate an hour before the drill and dies.
+  Harness first(multiKueueConfigFor({"w1"}));
+  for (const auto& e : reconnectDrill(kDrill1)) {
+    if (e.t <= seconds(-3600)) first.put(e.cluster, e.obj, at(e.t));
+  }
+  first.step(at(seconds(-3600)));
+  REQUIRE(first.all.workerConnections.size() == 1);
+  const WorkerConnectionRecord stored = first.all.workerConnections[0];
+  CHECK(stored.worker == "w1");
+  CHECK(stored.managementCluster == "manager");
+  CHECK(stored.known);
+  CHECK(stored.active);
+  CHECK(stored.since == at(seconds(-7200)));
+  // The same condition seen again (a relist) changes nothing durable.
+  first.put("manager", multiKueueCluster("w1", true, at(seconds(-7200))), at(seconds(-3000)));
+  first.step(at(seconds(-3000)));
+  CHECK(first.all.workerConnections.size() == 1);
+
+  // The next life starts at +700 s, after the reconnection at R = +600 s.
+  const auto events = relistedAt(reconnectDrill(kDrill1), seconds(700));
+  SECTION("given the stored view back, it measures the recovery from R") {
+    Harness second(multiKueueConfigFor({"w1"}));
+    second.e.restoreWorkerConnection(stored);
+    play(second, events, {seconds(2400)});
+    auto in = second.incident("incident/w1/multikueue/r" + std::to_string(unixMs(at(seconds(600)))));
+    REQUIRE(in);
+    CHECK_FALSE(in->disconnectedAt);  // nothing tells when it was lost
+    CHECK(*in->reconnectedAt == at(seconds(600)));
+    CHECK(in->outcome == IncidentOutcome::Recovered);
+    // The same figures from R as an uninterrupted process (first test case): 19,200 GPU-s,
+    // recovered at R + 12 min.
+    CHECK(in->strandedGpuSeconds == Approx(19200));
+    CHECK(*in->recoveredAt == at(seconds(1320)));
+    // And it keeps Kueue's new view: True since R.
+    REQUIRE_FALSE(second.all.workerConnections.empty());
+    CHECK(second.all.workerConnections.back().active);
+    CHECK(second.all.workerConnections.back().since == at(seconds(600)));
+  }
+  SECTION("without it, the outage is invisible (what the restore is for)") {
+    Harness second(multiKueueConfigFor({"w1"}));
+    play(second, events, {seconds(2400)});
+    CHECK(second.all.incidents.empty());
+  }
+  SECTION("a stored view is ignored once the worker's MultiKueueCluster has been seen, or for an "
+          "unknown worker") {
+    Harness second(multiKueueConfigFor({"w1"}));
+    WorkerConnectionRecord other = stored;
+    other.worker = "w9";
+    second.e.restoreWorkerConnection(other);
+    second.put("manager", multiKueueCluster("w1", true, at(seconds(600))), at(seconds(700)));
+    second.step(at(seconds(700)));
+    second.e.restoreWorkerConnection(stored);  // too late: the live view wins
+    second.put("manager", multiKueueCluster("w1", true, at(seconds(600))), at(seconds(800)));
+    second.step(at(seconds(800)));
+    CHECK(second.all.incidents.empty());
+  }
+}
+
+TEST_CASE("Kueue's view of a worker is recorded at each transition and dropped with its "
+          "MultiKueueCluster", "[engine][incident]") {
+  Harness h(multiKueueConfigFor({"w1"}));
+  h.put("manager", multiKueueCluster("w1", true, at(seconds(-7200))), at(seconds(-3600)));
+  h.step(at(seconds(-3600)));
+  h.put("manager", multiKueueCluster("w1", false, at(seconds(0))), at(seconds(1)));
+  h.step(at(seconds(1)));
+  h.put("manager", multiKueueCluster("w1", false, at(seconds(0))), at(seconds(2)));  // re-delivered
+  h.step(at(seconds(2)));
+  h.put("manager", multiKueueCluster("w1", true, at(seconds(600))), at(seconds(601)));
+  h.step(at(seconds(601)));
+  h.remove("manager", multiKueueCluster("w1", true, at(seconds(600))), at(seconds(900)));
+  h.step(at(seconds(900)));
+  const auto& rs = h.all.workerConnections;
+  REQUIRE(rs.size() == 4);
+  CHECK((rs[0].active && rs[0].since == at(seconds(-7200)) && rs[0].known));
+  CHECK((!rs[1].active && rs[1].since == at(seconds(0)) && rs[1].known));
+  CHECK(rs[1].observedAt == at(seconds(1)));
+  CHECK((rs[2].active && rs[2].since == at(seconds(600)) && rs[2].known));
+  CHECK(rs[3].worker == "w1");
+  CHECK_FALSE(rs[3].known);
+  CHECK(rs[3].observedAt == at(seconds(900)));
 }

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "firstwork/records/records.hpp"
 #include "firstwork/core/rfc3339.hpp"
@@ -171,6 +172,19 @@ TEST_CASE("incidentFromJson reads back every field incidentJson wrote", "[record
   CHECK(out->observedAt == in.observedAt);
   CHECK(out->classes == in.classes);  // per device class and unit, shares with their GPUs
 
+  // An outage seen only by its end: its length is unknown (null), not 0.
+  IncidentRecord endOnly = in;
+  endOnly.disconnectedAt.reset();
+  endOnly.disconnectedSeconds = 0;
+  auto body = nlohmann::json::parse(records::incidentJson(endOnly));
+  CHECK(body["disconnected_at"].is_null());
+  CHECK(body["disconnected_seconds"].is_null());
+  CHECK(nlohmann::json::parse(records::incidentJson(in))["disconnected_seconds"] == 300);
+  auto endOnlyBack = records::incidentFromJson(body.dump());
+  REQUIRE(endOnlyBack);
+  CHECK_FALSE(endOnlyBack->disconnectedAt);
+  CHECK(endOnlyBack->disconnectedSeconds == 0);
+
   CHECK_FALSE(records::incidentFromJson("{}"));
   CHECK_FALSE(records::incidentFromJson(R"({"id":"x"})"));
   // Wrong types read as absent, never throw.
@@ -307,4 +321,65 @@ TEST_CASE("openCycleFromJson reads back the open cycles toRecords wrote; a close
     CHECK_FALSE(records::openCycleFromJson(R"({"cycle_id":"1","workload":{"uid":"u"}})"));
     CHECK_FALSE(records::openCycleFromJson(R"({"workload":{"cluster":"mgr","uid":"u"}})"));
   }
+}
+
+TEST_CASE("workerConnectionFromJson reads back Kueue's view of a worker; a deleted one is a removal",
+          "[records][worker_connection]") {
+  Outputs out;
+  WorkerConnectionRecord up;
+  up.worker = "worker-1";
+  up.managementCluster = "manager";
+  up.active = true;
+  up.since = t("2026-04-30T09:00:00Z");
+  up.reason = "Active";
+  up.observedAt = t("2026-05-01T09:00:00.250Z");
+  out.workerConnections.push_back(up);
+  WorkerConnectionRecord down = up;
+  down.worker = "worker-2";
+  down.active = false;
+  down.since = t("2026-05-01T09:01:00Z");
+  down.reason = "ClientConnectionFailed";
+  out.workerConnections.push_back(down);
+  WorkerConnectionRecord deleted;
+  deleted.worker = "worker-1";
+  deleted.known = false;
+  deleted.observedAt = t("2026-05-01T09:30:00Z");
+  out.workerConnections.push_back(deleted);
+
+  auto recs = records::toRecords(out, log::Redactor());
+  REQUIRE(recs.size() == 3);
+  CHECK(recs[0].record.kind == records::kWorkerConnectionKind);
+  CHECK(recs[0].record.key == "wc/worker-1");
+  CHECK(recs[0].record.cluster == "worker-1");
+  CHECK(recs[0].record.mode == store::WriteMode::Upsert);
+  CHECK(recs[0].effect == records::PendingRecord::Effect::None);
+  auto back = records::workerConnectionFromJson(recs[0].record.body);
+  REQUIRE(back);
+  CHECK(back->worker == "worker-1");
+  CHECK(back->managementCluster == "manager");
+  CHECK(back->known);
+  CHECK(back->active);
+  CHECK(back->since == t("2026-04-30T09:00:00Z"));
+  CHECK(back->reason == "Active");
+  CHECK(back->observedAt == t("2026-05-01T09:00:00.250Z"));
+
+  auto lost = records::workerConnectionFromJson(recs[1].record.body);
+  REQUIRE(lost);
+  CHECK(recs[1].record.key == "wc/worker-2");
+  CHECK_FALSE(lost->active);
+  CHECK(lost->since == t("2026-05-01T09:01:00Z"));
+  CHECK(lost->reason == "ClientConnectionFailed");
+
+  CHECK(recs[2].record.kind == records::kWorkerConnectionKind);
+  CHECK(recs[2].record.key == "wc/worker-1");
+  CHECK(recs[2].record.mode == store::WriteMode::Remove);
+  CHECK(recs[2].record.body.empty());
+
+  // Bodies it cannot restore.
+  CHECK_FALSE(records::workerConnectionFromJson("not json"));
+  CHECK_FALSE(records::workerConnectionFromJson(R"({"status":"True","since":"2026-05-01T09:00:00Z"})"));
+  CHECK_FALSE(records::workerConnectionFromJson(
+      R"({"worker":"w","status":"Unknown","since":"2026-05-01T09:00:00Z"})"));
+  CHECK_FALSE(records::workerConnectionFromJson(R"({"worker":"w","status":"True"})"));
+  CHECK_FALSE(records::workerConnectionFromJson(R"({"worker":"w","status":"True","since":"yesterday"})"));
 }

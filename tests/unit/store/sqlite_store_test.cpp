@@ -101,11 +101,19 @@ void checkSemantics(Store& s) {
   CHECK_FALSE(*s.contains("open_cycle", "oc/1"));
   REQUIRE(s.commit({rec("open_cycle", "oc/1", 3, "{\"a\":1}", WriteMode::Upsert)}).ok());
   CHECK(*s.contains("open_cycle", "oc/1"));
-  auto pruned = s.prune(at(20));  // a (10), i1 (5), the four milestones (1-4) and oc/1 (3) go
+  // State of a kind pruning keeps stays however old its time.
+  REQUIRE(s.commit({rec("worker_connection", "wc/w1", 2, "{}", WriteMode::Upsert)}).ok());
+  // a (10), i1 (5), the four milestones (1-4) and oc/1 (3) go; wc/w1 (2) is kept.
+  auto pruned = s.prune(at(20), {"worker_connection", "no_such_kind"});
   REQUIRE(pruned.ok());
   CHECK(*pruned == 7);
   CHECK_FALSE(*s.contains("observation", "a"));
   CHECK(*s.contains("observation", "b"));
+  CHECK(*s.contains("worker_connection", "wc/w1"));
+  auto all = s.prune(at(20), {});
+  REQUIRE(all.ok());
+  CHECK(*all == 1);
+  CHECK_FALSE(*s.contains("worker_connection", "wc/w1"));
 }
 
 }  // namespace
