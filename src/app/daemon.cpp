@@ -116,6 +116,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     /// the reconnection, reported once every watch has re-listed.
     std::optional<SystemTime> regainedAt;
     std::set<std::string> watchesUp;
+    bool watchesCurrent = true;     // what the engine was told last (onWatchesCurrent)
   };
 
   // --- KubeObserver ----------------------------------------------------------------------
@@ -188,13 +189,22 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   }
 
   /// The engine hears "connected" once the daemon can reach the cluster and every watch of it
-  /// has (re)listed, so objects that arrive late are not judged before they arrive.
+  /// has (re)listed, so objects that arrive late are not judged before they arrive; and, while
+  /// the cluster stays reachable, whether its watches are all streaming (a relist after 410 or
+  /// retries after 429 leave its objects behind).
   void updateConnection(Cluster& c, SystemTime eventTime, SystemTime observedAt) {
-    if (c.reportedConnected || !c.monitorConnected || !c.client) return;
+    if (!c.client) return;
+    bool current = true;
     for (const auto& r : c.client->reflectors()) {
       if (r->unavailable()) continue;
-      if (!r->synced() || !c.watchesUp.count(std::string(r->resource()))) return;
+      if (!r->synced() || !c.watchesUp.count(std::string(r->resource()))) current = false;
     }
+    if (current != c.watchesCurrent) {
+      c.watchesCurrent = current;
+      engine.onWatchesCurrent(c.config.name, current);
+      scheduleFlush();
+    }
+    if (c.reportedConnected || !c.monitorConnected || !current) return;
     c.reportedConnected = true;
     engine.onConnection(c.config.name, true, c.regainedAt.value_or(eventTime), observedAt);
     c.regainedAt.reset();

@@ -29,7 +29,8 @@ void MilestoneEngine::State::emitIncident(const Incident& in) { produced.inciden
 
 bool MilestoneEngine::State::blocked(const std::string& cl) const {
   auto it = clusters.find(cl);
-  return it != clusters.end() && it->second.probe == ProbeState::Disconnected;
+  return it != clusters.end() &&
+         (it->second.probe == ProbeState::Disconnected || !it->second.watchesCurrent);
 }
 
 void MilestoneEngine::State::openIncident(const std::string& cl, IncidentSource source,

@@ -708,6 +708,19 @@ void MilestoneEngine::onConnection(std::string_view cluster, bool connected, Sys
   s_->onProbe(*c, connected, eventTime, observedAt);
 }
 
+void MilestoneEngine::onWatchesCurrent(std::string_view cluster, bool current) {
+  ClusterData* c = s_->cluster(cluster);
+  if (c == nullptr) {
+    ++s_->stats.unknownCluster;
+    return;
+  }
+  if (c->watchesCurrent == current) return;
+  c->watchesCurrent = current;
+  // What was held while its objects were not current is decided again.
+  if (current)
+    for (auto& [key, lw] : s_->logical) s_->dirty.insert(key);
+}
+
 void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_view pod,
                                          SystemTime at, std::string signal, SystemTime observedAt) {
   ClusterData* c = s_->cluster(cluster);

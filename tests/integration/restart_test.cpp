@@ -287,3 +287,55 @@ TEST_CASE("a worker lost and regained while firstworkd was down is still recorde
   CHECK(daemon.stop() == std::optional<int>(0));
   player.stop();
 }
+
+// Found by the fault soak (reconnection-baseline, seed 9014): worker-1 answered every request
+// with 429 (reachable, so no connection loss) and its watches were down from before the pods'
+// first useful work (14m, 18m) until after the manager's Workloads finished (19m30s). The
+// recovery closed at 19m30s on the manager's view alone, with every GPU stranded to then
+// (25,920 GPU-s). It must wait for worker-1's watches and measure the drill's figures.
+TEST_CASE("a recovery waits for a worker whose watches are behind, and measures the drill",
+          "[integration][restart]") {
+  auto sc = scenario::loadScenario(std::string(FIRSTWORK_SOURCE_DIR) +
+                                   "/config/scenarios/reconnection-baseline.yaml");
+  REQUIRE(sc.ok());
+  TempDir dir("firstwork-behind");
+  ScaledClock clock(60.0, std::chrono::system_clock::now() - sc->duration,
+                    std::chrono::steady_clock::now());
+  SimEstate::Options eo;
+  eo.tls = false;
+  eo.tokenFiles = false;
+  eo.tokenPrefix = "behind-";
+  SimEstate estate(*sc, dir.path, eo);
+  DaemonProcess daemon(estate.configPath(), "watches-behind");
+  REQUIRE(daemon.start());
+  INFO(daemon.logTail());
+  REQUIRE(eventually([&] { return daemon.ready(); }, 30s));
+  scenario::ScenarioPlayer player(*sc, estate.serverMap(), clock);
+  REQUIRE(player.start().ok());
+  sim::ApiServer& worker = estate.server("worker-1");
+  REQUIRE(eventually([&] { return clock.systemNow() >= player.drillStart() + 13min; }, 60s));
+  worker.failNextRequests(429, 1000000, 1);
+  worker.cutStreamsMidEvent();
+  REQUIRE(eventually([&] { return clock.systemNow() >= player.drillStart() + 19min + 45s; }, 60s));
+  worker.failNextRequests(429, 0);
+  REQUIRE(player.waitUntilDone(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   clock.toReal(sc->duration)) + 60s));
+  bool settled = false;
+  auto out = settledOutcome(daemon.baseUrl(), estate.storePath(), player.drillStart(), 1s, 60s,
+                            &settled);
+  CHECK(settled);
+  INFO(out.figures().dump(1));
+  REQUIRE(out.incidents.size() == 1);
+  REQUIRE(out.incidents.contains("worker-1/multikueue/60.0"));
+  const auto& in = out.incidents["worker-1/multikueue/60.0"];
+  // The drill's hand arithmetic (config/scenarios/reconnection-baseline.yaml).
+  CHECK(in["outcome"] == "recovered");
+  CHECK(in["first_work_at"].get<double>() == Approx(840));
+  CHECK(in["recovered_at"].get<double>() == Approx(1080));
+  CHECK(in["stranded_gpu_seconds"].get<double>() == Approx(19200));
+  CHECK(in["recovery_seconds"].get<double>() == Approx(720));
+  // Reachable all along: the 429s are no telemetry gap.
+  CHECK(out.probeIncidents.empty());
+  CHECK(daemon.stop() == std::optional<int>(0));
+  player.stop();
+}

@@ -52,6 +52,13 @@ class MilestoneEngine {
   /// regained as far as the daemon can tell.
   void onConnection(std::string_view cluster, bool connected, SystemTime eventTime,
                     SystemTime observedAt);
+  /// Whether every watch of the reachable `cluster` is streaming (true by default). While one is
+  /// not (a relist after 410 Gone, retries after 429), its objects are not current: as while it
+  /// is disconnected, incident closes and failures, stuck verdicts and reclaim failures that
+  /// involve it wait, but no incident opens (its Kubernetes API is reachable; the daemon is
+  /// behind). Found by the fault soak: a recovery closed on the manager's finished Workloads
+  /// while the worker's pods, with their first useful work, were still being relisted.
+  void onWatchesCurrent(std::string_view cluster, bool current);
   /// An external useful-work signal (e.g. the PromQL probe) for a pod of `cluster`, named by uid
   /// or by "namespace/name"; `signal` names the source ("promql"). The earliest time per pod is
   /// kept; a signal for a pod not seen yet waits for it.

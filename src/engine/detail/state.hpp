@@ -346,6 +346,9 @@ struct ClusterData {
   SystemTime usableEventTime{};
   std::map<std::string, bool> nodeReady;  // node → Ready status last seen
   ProbeState probe = ProbeState::Unknown;
+  /// False while a watch of this reachable cluster is not streaming (a relist after 410, a
+  /// retry after 429): its objects are not current (MilestoneEngine::onWatchesCurrent).
+  bool watchesCurrent = true;
   /// First observation of any object of this cluster: events before it happened before the daemon
   /// watched, so their "lag" says nothing about telemetry.
   std::optional<SystemTime> firstSeen;

@@ -409,3 +409,70 @@ TEST_CASE("Kueue's view of a worker is recorded at each transition and dropped w
   CHECK_FALSE(rs[3].known);
   CHECK(rs[3].observedAt == at(seconds(900)));
 }
+
+// Found by the fault soak (reconnection-baseline, seed 9014): the worker's watches were relisting
+// after 410s and 429s (reachable, not streaming) when the manager's Workloads finished; the
+// incident closed on that, before the pods' first useful work arrived, with every GPU counted
+// stranded to the end.
+TEST_CASE("A recovery is not closed while a worker's watches are behind", "[engine][incident]") {
+  // Drill 1; both manager Workloads finish at +1100 s, 20 s after A's pods reach first work
+  // (+1080 s). From +1000 s to +1500 s the daemon's watches of w1 are not streaming.
+  auto events = reconnectDrill(kDrill1);
+  for (const auto& [name, uid] : {std::pair<std::string, std::string>{"job-a-1f2e3", "mA"},
+                                  {"job-b-4d5c6", "mB"}}) {
+    WorkloadBuilder m("team", name, uid, at(seconds(60)));
+    m.ownedByJob(name.substr(4, 1), "job-" + uid).queue("lq").podSet(2, 8);
+    m.reserved("cq", at(seconds(60))).check(model::CheckState::Pending, at(seconds(60)));
+    m.dispatchedTo("w1", at(kReconnect + seconds(60))).finished(at(seconds(1100)));
+    events.push_back({seconds(1100), "manager", m.obj()});
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const ScriptEvent& a, const ScriptEvent& b) { return a.t < b.t; });
+  const std::string id = kIncident;
+  auto run = [&](bool tellStale) {
+    Harness h(multiKueueConfigFor({"w1"}));
+    std::vector<ScriptEvent> held;  // w1's events while its watches are behind
+    bool behind = false;
+    for (const auto& e : events) {
+      if (e.t > seconds(1000) && !behind) {
+        behind = true;
+        h.step(at(seconds(1000)));
+        if (tellStale) h.e.onWatchesCurrent("w1", false);
+      }
+      if (behind && e.t < seconds(1500) && e.cluster == "w1") {
+        held.push_back(e);
+        continue;
+      }
+      h.put(e.cluster, e.obj, at(e.t));
+      h.step(at(e.t));
+    }
+    h.step(at(seconds(1400)));
+    auto midway = h.incident(id);
+    // w1 relisted at +1500 s: its objects as they are then.
+    for (const auto& e : held) h.put(e.cluster, e.obj, at(seconds(1500)));
+    if (tellStale) h.e.onWatchesCurrent("w1", true);
+    h.step(at(seconds(1500)));
+    h.step(at(seconds(2400)));
+    return std::make_pair(midway, h.incident(id));
+  };
+  SECTION("told, the engine waits and measures what happened") {
+    auto [midway, in] = run(true);
+    REQUIRE(midway);
+    CHECK(midway->outcome == IncidentOutcome::Recovering);
+    REQUIRE(in);
+    CHECK(in->outcome == IncidentOutcome::Recovered);
+    REQUIRE(in->firstWorkAt);
+    CHECK(*in->firstWorkAt == at(seconds(1080)));
+    CHECK(*in->recoveredAt == at(seconds(1100)));
+    // [R, +1080 s) 32 stranded × 480 s = 15,360; [+1080, +1100) A's 16 productive, B's 16
+    // waiting: 16 × 20 = 320; demand 0 from +1100 s. 15,680 GPU-s.
+    CHECK(in->strandedGpuSeconds == Approx(15680));
+  }
+  SECTION("untold (as before), it closed on the manager's view alone") {
+    auto [midway, in] = run(false);
+    REQUIRE(in);
+    CHECK(in->outcome == IncidentOutcome::Recovered);
+    CHECK_FALSE(in->firstWorkAt);
+    CHECK(in->strandedGpuSeconds == Approx(32.0 * 500));  // every GPU stranded to +1100 s
+  }
+}
