@@ -714,11 +714,10 @@ void MilestoneEngine::onWatchesCurrent(std::string_view cluster, bool current) {
     ++s_->stats.unknownCluster;
     return;
   }
-  if (c->watchesCurrent == current) return;
+  // Nothing to settle again: what was held (recovering incidents, pending reclaims, stuck
+  // verdicts in stuckWatch) is looked at by every advance, and relisted objects mark their own
+  // workloads.
   c->watchesCurrent = current;
-  // What was held while its objects were not current is decided again.
-  if (current)
-    for (auto& [key, lw] : s_->logical) s_->dirty.insert(key);
 }
 
 void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_view pod,
