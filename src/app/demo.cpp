@@ -116,6 +116,19 @@ std::optional<SystemTime> timeOf(const json& j, const char* key) {
   return *t;
 }
 
+/// A number field, or nullopt when absent or null (the API's unknown): json::value() would throw
+/// on null.
+std::optional<double> numberOf(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+/// "12.5 min", or "n/a" when unknown.
+std::string minutes(const std::optional<double>& seconds) {
+  return seconds ? fmt::format("{:.1f} min", *seconds / 60) : "n/a";
+}
+
 bool near(double actual, double expected) {
   // Object timestamps have whole-second precision and drill offsets are whole seconds, so the
   // figures are exact up to floating point; allow one GPU-second or 0.5 %.
@@ -231,8 +244,7 @@ CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiRea
       r.add(false, label + ": not reported");
       continue;
     }
-    auto t = (*found)["reclaim_to_first_work_seconds"];
-    double secs = t.is_number() ? t.get<double>() : -1;
+    double secs = numberOf(*found, "reclaim_to_first_work_seconds").value_or(-1);
     r.add(near(secs, e.reclaimToFirstWorkSeconds),
           fmt::format("{}: first work {:.1f} min after submission (expected {:.1f})", label,
                       secs / 60, e.reclaimToFirstWorkSeconds / 60));
@@ -318,9 +330,10 @@ CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiRea
     bool found = false;
     for (const auto& i : incidents) {
       auto d = timeOf(i, "disconnected_at");
-      if (i.value("cluster", "") == e.cluster && i.value("source", "") == e.source && d &&
+      auto secs = numberOf(i, "disconnected_seconds");  // null while open or of unknown start
+      if (i.value("cluster", "") == e.cluster && i.value("source", "") == e.source && d && secs &&
           *d >= start - 1s && *d <= at(sc.duration))
-        found = found || withinProbeRounding(i.value("disconnected_seconds", -1.0), e.seconds, speed);
+        found = found || withinProbeRounding(*secs, e.seconds, speed);
     }
     r.add(found, fmt::format("{} outage of {} lasting {:.0f} s", e.source, e.cluster, e.seconds));
   }
@@ -360,13 +373,13 @@ class LiveSummary {
       if (outcome != "recovered" && outcome != "failed") continue;
       if (!seen_.insert("i/" + i.value("id", "")).second) continue;
       if (i.value("source", "") == "probe") {
-        out_ << fmt::format("[telemetry gap] {}: firstwork's own connection was down {:.1f} min\n",
-                            i.value("cluster", ""), i.value("disconnected_seconds", 0.0) / 60);
+        out_ << fmt::format("[telemetry gap] {}: firstwork's own connection was down {}\n",
+                            i.value("cluster", ""), minutes(numberOf(i, "disconnected_seconds")));
         continue;
       }
       auto rec = timeOf(i, "reconnected_at");
       auto fw = timeOf(i, "first_work_at");
-      std::string first = rec && fw ? fmt::format("{:.1f} min", toSeconds(*fw - *rec) / 60) : "n/a";
+      std::string first = minutes(rec && fw ? std::optional(toSeconds(*fw - *rec)) : std::nullopt);
       // Stranded minutes per device class, each in its own unit (never added up).
       std::vector<std::string> units;
       if (i.contains("classes") && i["classes"].is_array()) {
@@ -391,12 +404,11 @@ class LiveSummary {
     for (const auto& c : api_.items("reclaims?limit=100000")) {
       auto outcome = c.value("outcome", "");
       if (outcome == "pending" || !seen_.insert("r/" + c.value("id", "")).second) continue;
-      auto t = c["reclaim_to_first_work_seconds"];
       out_ << fmt::format("[reclaim] {} by {}/{}: first useful work {} after submission, {:.1f} "
                           "GPU-minutes of victims' work interrupted\n",
                           outcome, c["preemptor"].value("namespace", ""),
                           c["preemptor"].value("name", ""),
-                          t.is_number() ? fmt::format("{:.1f} min", t.get<double>() / 60) : "n/a",
+                          minutes(numberOf(c, "reclaim_to_first_work_seconds")),
                           c.value("interrupted_gpu_seconds", 0.0) / 60);
     }
     out_.flush();

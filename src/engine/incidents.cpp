@@ -70,7 +70,7 @@ void MilestoneEngine::State::reconnect(Incident& in, SystemTime at, SystemTime o
   if (r.disconnectedAt) {
     r.disconnectedSeconds = secondsBetween(*r.disconnectedAt, at);
     observe(HistogramKind::WorkerDisconnected, "obs/worker_disconnected/" + r.id,
-            r.disconnectedSeconds, at, observedAt, r.cluster, {}, {}, {}, {},
+            *r.disconnectedSeconds, at, observedAt, r.cluster, {}, {}, {}, {},
             std::string(incidentSourceName(r.source)));
   }
   if (r.source == IncidentSource::Probe) {

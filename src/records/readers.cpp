@@ -99,7 +99,7 @@ std::optional<engine::IncidentRecord> incidentFromJson(const std::string& body) 
     }
   }
   i.recoverySeconds = numberField(j, "recovery_seconds").value_or(0.0);
-  i.disconnectedSeconds = numberField(j, "disconnected_seconds").value_or(0.0);
+  i.disconnectedSeconds = numberField(j, "disconnected_seconds");  // null: unknown, not 0
   i.excludedWorkloads = static_cast<int32_t>(integerField(j, "excluded_workloads"));
   i.failureReason = stringField(j, "failure_reason");
   if (auto t = timeField(j, "observed_at")) i.observedAt = *t;

@@ -13,6 +13,7 @@ using nlohmann::json;
 json timeOrNull(const std::optional<SystemTime>& t) {
   return t ? json(formatRfc3339(*t)) : json(nullptr);
 }
+json numberOrNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json workloadJson(const engine::WorkloadRef& w, const log::Redactor& r) {
   return json{{"cluster", w.cluster},       {"namespace", r.apply(w.namespace_)},
@@ -59,9 +60,7 @@ json incidentObject(const engine::IncidentRecord& i) {
       {"stranded_gpu_seconds", i.strandedGpuSeconds},
       {"classes", incidentClasses(i)},
       {"recovery_seconds", i.recoverySeconds},
-      // Unknown (null) unless both ends are: an outage seen only by its end has no length.
-      {"disconnected_seconds",
-       i.disconnectedAt && i.reconnectedAt ? json(i.disconnectedSeconds) : json(nullptr)},
+      {"disconnected_seconds", numberOrNull(i.disconnectedSeconds)},
       {"excluded_workloads", i.excludedWorkloads},
       {"failure_reason", i.failureReason},
       {"observed_at", formatRfc3339(i.observedAt)},
@@ -90,8 +89,7 @@ json reclaimObject(const engine::ReclaimRecord& c, const log::Redactor& r) {
       {"queued_at", timeOrNull(c.queuedAt)},
       {"started_at", formatRfc3339(c.startedAt)},
       {"first_work_at", timeOrNull(c.firstWorkAt)},
-      {"reclaim_to_first_work_seconds",
-       c.reclaimToFirstWorkSeconds ? json(*c.reclaimToFirstWorkSeconds) : json(nullptr)},
+      {"reclaim_to_first_work_seconds", numberOrNull(c.reclaimToFirstWorkSeconds)},
       {"interrupted_gpu_seconds", c.interruptedGpuSeconds},
       {"victims", victims},
       {"observed_at", formatRfc3339(c.observedAt)},

@@ -65,7 +65,7 @@ std::vector<OutputFile> renderCsv(const Report& report) {
     inc.row({num(static_cast<double>(k + 1)), i.cluster,
              std::string(engine::incidentOutcomeName(i.outcome)), i.failureReason,
              time(i.disconnectedAt), time(i.reconnectedAt),
-             i.disconnectedAt && i.reconnectedAt ? num(i.disconnectedSeconds) : "",
+             num(i.disconnectedSeconds),
              num(static_cast<double>(i.usableGpus)), num(static_cast<double>(i.demandGpus)),
              time(i.firstDispatchedAt), time(i.firstRunningAt), time(i.firstWorkAt),
              time(i.lastProductiveAt), time(i.closedAt), i.closedAt ? num(i.recoverySeconds) : "",
@@ -78,7 +78,7 @@ std::vector<OutputFile> renderCsv(const Report& report) {
   Csv gaps({"cluster", "lost_at", "regained_at", "seconds"});
   for (const auto& g : r.telemetryGaps)
     gaps.row({g.cluster, time(g.disconnectedAt), time(g.reconnectedAt),
-              g.disconnectedAt && g.reconnectedAt ? num(g.disconnectedSeconds) : ""});
+              num(g.disconnectedSeconds)});
   files.push_back({"telemetry_gaps.csv", gaps.str()});
 
   Csv rec({"index", "cluster", "cluster_queue", "preemptor", "reason", "outcome", "queued_at",

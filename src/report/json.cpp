@@ -40,8 +40,7 @@ json incidentJson(const IncidentView& v, const std::string& plot) {
           {"disconnect_reason", i.disconnectReason},
           {"disconnected_at", time(i.disconnectedAt)},
           {"reconnected_at", time(i.reconnectedAt)},
-          {"disconnected_seconds",
-           i.disconnectedAt && i.reconnectedAt ? json(i.disconnectedSeconds) : json(nullptr)},
+          {"disconnected_seconds", num(i.disconnectedSeconds)},
           {"usable_gpus", i.usableGpus},
           {"demand_gpus", i.demandGpus},
           {"first_dispatched_at", time(i.firstDispatchedAt)},
@@ -97,8 +96,7 @@ json periodReportJson(const PeriodReport& r, const Options& o) {
     gaps.push_back({{"cluster", g.cluster},
                     {"lost_at", time(g.disconnectedAt)},
                     {"regained_at", time(g.reconnectedAt)},
-                    {"seconds", g.disconnectedAt && g.reconnectedAt ? json(g.disconnectedSeconds)
-                                                                    : json(nullptr)}});
+                    {"seconds", num(g.disconnectedSeconds)}});
   json reclaims = json::array();
   for (const auto& c : r.reclaims) reclaims.push_back(reclaimJson(c));
   json latency = json::array();

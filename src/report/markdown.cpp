@@ -271,7 +271,7 @@ void incidentsSection(std::string& md, const Report& report) {
         return i.reconnectedAt ? since(x, rec) : time(x);
       };
       t.row({fmt::format("{}", k + 1), i.cluster, time(i.disconnectedAt), time(i.reconnectedAt),
-             i.disconnectedAt && i.reconnectedAt ? duration(i.disconnectedSeconds) : "—",
+             duration(i.disconnectedSeconds),
              fmt::format("{}", i.usableGpus), fmt::format("{}", i.demandGpus),
              rel(i.firstDispatchedAt), rel(i.firstRunningAt), rel(i.firstWorkAt),
              rel(i.lastProductiveAt), rel(i.closedAt),
@@ -336,7 +336,7 @@ void incidentsSection(std::string& md, const Report& report) {
     Table t({"Cluster", "Lost", "Regained", "Duration"});
     for (const auto& g : r.telemetryGaps)
       t.row({g.cluster, time(g.disconnectedAt), time(g.reconnectedAt),
-             g.disconnectedAt && g.reconnectedAt ? duration(g.disconnectedSeconds) : "—"});
+             duration(g.disconnectedSeconds)});
     md += t.str() + "\n";
   }
 }

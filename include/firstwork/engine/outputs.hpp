@@ -211,7 +211,8 @@ struct IncidentRecord {
   /// Per device class, sorted by class; set when the incident closes.
   std::vector<IncidentClassFigures> classes;
   double recoverySeconds = 0;      // reconnected → close (or failure time)
-  double disconnectedSeconds = 0;  // disconnected → reconnected (when both known)
+  /// disconnected → reconnected; unset unless both are known (an outage seen only by its end).
+  std::optional<double> disconnectedSeconds;
   int32_t excludedWorkloads = 0;
   std::string failureReason;  // "budget" | "disconnected_again"
 };

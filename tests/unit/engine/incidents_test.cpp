@@ -72,7 +72,7 @@ TEST_CASE("Design §5 drill: 32 idle GPUs at reconnection, 16 working after 8 mi
   CHECK(in->strandedGpuSeconds / 60 == Approx(320));
   CHECK(*in->recoveredAt == at(seconds(600 + 720)));
   CHECK(in->recoverySeconds == Approx(720));
-  CHECK(in->disconnectedSeconds == Approx(600));
+  CHECK(in->disconnectedSeconds.value_or(-1) == Approx(600));
   CHECK(in->usableGpus == 32);
   CHECK(in->demandGpus == 32);
   CHECK(*in->firstDispatchedAt == at(seconds(660)));
@@ -258,13 +258,30 @@ TEST_CASE("A probe outage while Kueue stays connected is a telemetry gap, not a 
   REQUIRE(in);
   CHECK(in->source == IncidentSource::Probe);
   CHECK(in->outcome == IncidentOutcome::Recovered);
-  CHECK(in->disconnectedSeconds == Approx(300));
+  CHECK(in->disconnectedSeconds.value_or(-1) == Approx(300));
   CHECK(h.observation("obs/worker_disconnected/" + id)->seconds == Approx(300));
   auto snap = h.e.snapshot();
   CHECK(snap.recoveries.empty());
   REQUIRE(snap.connections.size() == 1);
   CHECK(snap.connections[0].source == IncidentSource::Probe);
   CHECK(snap.connections[0].connected);
+}
+
+TEST_CASE("An outage lost and regained at the same instant lasts 0 s: known and not unknown",
+          "[engine][incident]") {
+  Harness h(multiKueueConfigFor({"w1"}));
+  h.e.onConnection("w1", false, at(seconds(-10)), at(seconds(-10)));  // startup: not an outage
+  h.e.onConnection("w1", true, at(seconds(0)), at(seconds(0)));
+  h.step(at(seconds(0)));
+  h.e.onConnection("w1", false, at(seconds(100)), at(seconds(100)));
+  h.e.onConnection("w1", true, at(seconds(100)), at(seconds(101)));
+  h.step(at(seconds(101)));
+  auto in = h.incident("incident/w1/probe/" + std::to_string(unixMs(at(seconds(100)))));
+  REQUIRE(in);
+  CHECK(*in->disconnectedAt == at(seconds(100)));
+  CHECK(*in->reconnectedAt == at(seconds(100)));
+  REQUIRE(in->disconnectedSeconds);
+  CHECK(*in->disconnectedSeconds == 0.0);
 }
 
 TEST_CASE("A recovery that does not finish within the budget fails and is kept", "[engine][incident]") {
@@ -317,6 +334,7 @@ TEST_CASE("An outage seen only by its end still opens an incident", "[engine][in
   auto in = h.incident("incident/w1/multikueue/r" + std::to_string(unixMs(at(seconds(600)))));
   REQUIRE(in);
   CHECK_FALSE(in->disconnectedAt);
+  CHECK_FALSE(in->disconnectedSeconds);  // unknown, not 0
   CHECK(*in->reconnectedAt == at(seconds(600)));
   CHECK(in->outcome == IncidentOutcome::Recovered);  // nothing was waiting: closes at R
   CHECK(in->strandedGpuSeconds == 0);
@@ -355,6 +373,7 @@ TEST_CASE("A worker lost and regained while the daemon was down is still an inci
     auto in = second.incident("incident/w1/multikueue/r" + std::to_string(unixMs(at(seconds(600)))));
     REQUIRE(in);
     CHECK_FALSE(in->disconnectedAt);  // nothing tells when it was lost
+    CHECK_FALSE(in->disconnectedSeconds);
     CHECK(*in->reconnectedAt == at(seconds(600)));
     CHECK(in->outcome == IncidentOutcome::Recovered);
     // The same figures from R as an uninterrupted process (first test case): 19,200 GPU-s,

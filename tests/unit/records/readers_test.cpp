@@ -166,24 +166,11 @@ TEST_CASE("incidentFromJson reads back every field incidentJson wrote", "[record
   CHECK(out->closedAt == in.closedAt);
   CHECK(out->strandedGpuSeconds == Approx(19200.5));
   CHECK(out->recoverySeconds == Approx(1800));
-  CHECK(out->disconnectedSeconds == Approx(300));
+  CHECK(out->disconnectedSeconds.value_or(-1) == Approx(300));
   CHECK(out->excludedWorkloads == 2);
   CHECK(out->failureReason == "budget");
   CHECK(out->observedAt == in.observedAt);
   CHECK(out->classes == in.classes);  // per device class and unit, shares with their GPUs
-
-  // An outage seen only by its end: its length is unknown (null), not 0.
-  IncidentRecord endOnly = in;
-  endOnly.disconnectedAt.reset();
-  endOnly.disconnectedSeconds = 0;
-  auto body = nlohmann::json::parse(records::incidentJson(endOnly));
-  CHECK(body["disconnected_at"].is_null());
-  CHECK(body["disconnected_seconds"].is_null());
-  CHECK(nlohmann::json::parse(records::incidentJson(in))["disconnected_seconds"] == 300);
-  auto endOnlyBack = records::incidentFromJson(body.dump());
-  REQUIRE(endOnlyBack);
-  CHECK_FALSE(endOnlyBack->disconnectedAt);
-  CHECK(endOnlyBack->disconnectedSeconds == 0);
 
   CHECK_FALSE(records::incidentFromJson("{}"));
   CHECK_FALSE(records::incidentFromJson(R"({"id":"x"})"));
@@ -196,6 +183,43 @@ TEST_CASE("incidentFromJson reads back every field incidentJson wrote", "[record
   CHECK(odd->usableGpus == 0);
   CHECK(odd->strandedGpuSeconds == 0);
   CHECK_FALSE(odd->reconnectedAt);
+}
+
+TEST_CASE("An incident's outage length reads back as written: unknown stays unknown and 0 stays 0",
+          "[records][incident]") {
+  IncidentRecord in;
+  in.id = "incident/w1/multikueue/r1777626360000";
+  in.cluster = "w1";
+  in.reconnectedAt = t("2026-05-01T09:06:00Z");
+  SECTION("an outage seen only by its end is null and reads back unknown") {
+    auto body = nlohmann::json::parse(records::incidentJson(in));
+    CHECK(body["disconnected_at"].is_null());
+    REQUIRE(body.contains("disconnected_seconds"));
+    CHECK(body["disconnected_seconds"].is_null());
+    auto back = records::incidentFromJson(body.dump());
+    REQUIRE(back);
+    CHECK_FALSE(back->disconnectedSeconds);
+  }
+  SECTION("lost and regained within the same second is 0 and reads back 0") {
+    in.disconnectedAt = in.reconnectedAt;
+    in.disconnectedSeconds = 0.0;
+    auto body = nlohmann::json::parse(records::incidentJson(in));
+    REQUIRE(body["disconnected_seconds"].is_number());
+    CHECK(body["disconnected_seconds"].get<double>() == 0.0);
+    auto back = records::incidentFromJson(body.dump());
+    REQUIRE(back);
+    REQUIRE(back->disconnectedSeconds);
+    CHECK(*back->disconnectedSeconds == 0.0);
+  }
+  SECTION("a body without the field or with a non-number reads back unknown") {
+    auto absent = records::incidentFromJson(R"({"id":"x","cluster":"w1"})");
+    REQUIRE(absent);
+    CHECK_FALSE(absent->disconnectedSeconds);
+    auto text =
+        records::incidentFromJson(R"({"id":"x","cluster":"w1","disconnected_seconds":"300"})");
+    REQUIRE(text);
+    CHECK_FALSE(text->disconnectedSeconds);
+  }
 }
 
 TEST_CASE("Milestones and observations written by toRecords read back", "[records]") {

@@ -117,6 +117,79 @@ TEST_CASE("CSV tables and the JSON carry every figure of a comparison", "[report
   CHECK(j["options"]["rate_per_gpu_hour"] == 4.0);
 }
 
+TEST_CASE("An outage's length is printed when both its ends are known and left blank otherwise",
+          "[report][render]") {
+  auto t = [](const char* s) { return parseRfc3339(s).value(); };
+  // As the engine records them: the length is set only when both ends are known.
+  auto outage = [](std::string id, engine::IncidentSource source, std::optional<SystemTime> lost,
+                   SystemTime regained, std::optional<double> length) {
+    engine::IncidentRecord i;
+    i.id = std::move(id);
+    i.cluster = source == engine::IncidentSource::Probe ? "w2" : "w1";
+    i.source = source;
+    i.outcome = engine::IncidentOutcome::Recovered;
+    i.disconnectedAt = lost;
+    i.reconnectedAt = regained;
+    i.recoveredAt = i.closedAt = regained;
+    i.observedAt = regained;
+    i.disconnectedSeconds = length;
+    return i;
+  };
+  using engine::IncidentSource;
+  engine::Outputs out;
+  out.incidents = {
+      // 10:00:00 → 10:05:00 = 300 s.
+      outage("incident/w1/multikueue/a", IncidentSource::MultiKueue, t("2026-05-01T10:00:00Z"),
+             t("2026-05-01T10:05:00Z"), 300.0),
+      outage("incident/w1/multikueue/b", IncidentSource::MultiKueue, std::nullopt,
+             t("2026-05-01T11:00:00Z"), std::nullopt),
+      // 12:00:00 → 12:00:45 = 45 s; 13:30:00 → 13:30:00 = 0 s (known, not unknown).
+      outage("incident/w2/probe/c", IncidentSource::Probe, t("2026-05-01T12:00:00Z"),
+             t("2026-05-01T12:00:45Z"), 45.0),
+      outage("incident/w2/probe/d", IncidentSource::Probe, std::nullopt, t("2026-05-01T13:00:00Z"),
+             std::nullopt),
+      outage("incident/w2/probe/e", IncidentSource::Probe, t("2026-05-01T13:30:00Z"),
+             t("2026-05-01T13:30:00Z"), 0.0),
+  };
+  // Through the store and back, as the report reads what the daemon wrote.
+  auto s = store::makeMemoryStore();
+  std::vector<store::Record> recs;
+  for (auto& p : records::toRecords(out, log::Redactor())) recs.push_back(std::move(p.record));
+  REQUIRE(s->commit(recs).ok());
+  auto data = report::loadPeriod(*s, t("2026-05-01T09:00:00Z"), t("2026-05-01T14:00:00Z"));
+  REQUIRE(data.ok());
+  const auto r = report::buildReport(*data, nullptr, {});
+  REQUIRE(r.current.incidents.size() == 2);
+  REQUIRE(r.current.telemetryGaps.size() == 3);
+
+  const auto mdFiles = report::renderMarkdown(r);
+  const auto& md = find(mdFiles, "report.md")->content;
+  INFO(md);
+  CHECK(contains(md, "| 1 | w1 | 2026-05-01T10:00:00Z | 2026-05-01T10:05:00Z | 5m 00s | 0 | 0 |"));
+  CHECK(contains(md, "| 2 | w1 | — | 2026-05-01T11:00:00Z | — | 0 | 0 |"));
+  CHECK(contains(md, "| w2 | 2026-05-01T12:00:00Z | 2026-05-01T12:00:45Z | 45s |\n"));
+  CHECK(contains(md, "| w2 | — | 2026-05-01T13:00:00Z | — |\n"));
+  CHECK(contains(md, "| w2 | 2026-05-01T13:30:00Z | 2026-05-01T13:30:00Z | 0s |\n"));
+
+  const auto csv = report::renderCsv(r);
+  const auto& inc = find(csv, "incidents.csv")->content;
+  CHECK(contains(inc, "\r\n1,w1,recovered,,2026-05-01T10:00:00Z,2026-05-01T10:05:00Z,300,0,0,"));
+  CHECK(contains(inc, "\r\n2,w1,recovered,,,2026-05-01T11:00:00Z,,0,0,"));
+  CHECK(find(csv, "telemetry_gaps.csv")->content ==
+        "cluster,lost_at,regained_at,seconds\r\n"
+        "w2,2026-05-01T12:00:00Z,2026-05-01T12:00:45Z,45\r\n"
+        "w2,,2026-05-01T13:00:00Z,\r\n"
+        "w2,2026-05-01T13:30:00Z,2026-05-01T13:30:00Z,0\r\n");
+
+  auto j = nlohmann::json::parse(report::renderJson(r).content);
+  CHECK(j["incidents"][0]["disconnected_seconds"] == 300.0);
+  CHECK(j["incidents"][1]["disconnected_seconds"].is_null());
+  CHECK(j["telemetry_gaps"][0]["seconds"] == 45.0);
+  CHECK(j["telemetry_gaps"][1]["seconds"].is_null());
+  REQUIRE(j["telemetry_gaps"][2]["seconds"].is_number());
+  CHECK(j["telemetry_gaps"][2]["seconds"] == 0.0);
+}
+
 TEST_CASE("CSV fields with commas, quotes or line breaks are quoted (RFC 4180)", "[report][render]") {
   report::Report r;
   report::ReclaimView v;
