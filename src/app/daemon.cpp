@@ -473,7 +473,35 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     for (const auto& r : *connections) {
       if (auto c = records::workerConnectionFromJson(r.body)) engine.restoreWorkerConnection(*c);
     }
+    removeUnconfiguredWorkerConnections(*connections);
     return restoreOpenCycles();
+  }
+
+  /// Deletes the stored views of workers no longer in the configuration: pruning keeps the kind
+  /// and no MultiKueueCluster event will replace or remove them. Every shard watches the
+  /// management cluster, so a worker of another shard is still configured here (its view is kept).
+  /// A failed delete is retried at the next start.
+  void removeUnconfiguredWorkerConnections(const std::vector<store::Record>& connections) {
+    std::set<std::string> workers;
+    for (const auto& cc : options.config.clusters)
+      if (cc.role == config::ClusterRole::Worker) workers.insert(cc.name);
+    std::vector<store::Record> stale;
+    std::string names;
+    // A worker_connection record's cluster is its worker (records::toRecords).
+    for (const auto& r : connections) {
+      if (workers.count(r.cluster) != 0) continue;
+      stale.push_back({r.kind, r.key, r.cluster, "", r.time, "", store::WriteMode::Remove});
+      names += (names.empty() ? "" : ",") + r.cluster;
+    }
+    if (stale.empty()) return;
+    if (auto res = store->commit(stale); !res.ok()) {
+      self.storeError("write");
+      log.error("removing the stored views of unconfigured workers failed",
+                {{"error", res.error()}, {"workers", names}});
+      return;
+    }
+    log.info("removed the stored views of workers no longer configured",
+             {{"count", static_cast<uint64_t>(stale.size())}, {"workers", names}});
   }
 
   /// Admission cycles that held quota and were not released when the daemon stopped (their

@@ -1,0 +1,136 @@
+// The daemon's start path, in process: it opens its store and restores from it before any cluster
+// answers (the clusters here point at a port nobody listens on; the daemon is stopped at once).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "firstwork/app/daemon.hpp"
+#include "firstwork/core/rfc3339.hpp"
+#include "firstwork/log/log.hpp"
+#include "firstwork/records/records.hpp"
+#include "firstwork/store/store.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace firstwork;
+
+namespace {
+
+config::ClusterConfig cluster(const std::string& name, config::ClusterRole role) {
+  config::ClusterConfig c;
+  c.name = name;
+  c.role = role;
+  if (role == config::ClusterRole::Worker) c.multiKueueClusterName = name;
+  return c;
+}
+
+/// Kueue's view of `worker` as the daemon stores it (records::toRecords).
+store::Record workerConnection(const std::string& worker, const char* since) {
+  engine::Outputs out;
+  engine::WorkerConnectionRecord c;
+  c.worker = worker;
+  c.managementCluster = "manager";
+  c.known = true;
+  c.active = true;
+  c.since = parseRfc3339(since).value();
+  c.observedAt = c.since;
+  out.workerConnections.push_back(c);
+  return records::toRecords(out, log::Redactor()).at(0).record;
+}
+
+/// Every log line goes to `out` while it lives.
+struct LogCapture {
+  std::ostringstream out;
+  LogCapture() { log::logToStream(out); }
+  ~LogCapture() { log::logToStderr(); }
+};
+
+/// Starts a daemon with `options` and stops it; returns its log lines.
+std::vector<nlohmann::json> startAndStop(app::DaemonOptions options) {
+  LogCapture logs;
+  {
+    app::Daemon daemon(std::move(options));
+    auto started = daemon.start();
+    REQUIRE(started.ok());
+    daemon.stop();
+  }
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(logs.out.str());
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object()) lines.push_back(std::move(j));
+  }
+  return lines;
+}
+
+const nlohmann::json* findLine(const std::vector<nlohmann::json>& lines, const std::string& msg) {
+  for (const auto& l : lines)
+    if (l.value("msg", "") == msg) return &l;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("At start the daemon deletes the stored views of workers no longer configured",
+          "[app][daemon]") {
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  {
+    auto s = store::openSqliteStore(db);
+    REQUIRE(s.ok());
+    // Another kind of record of the same cluster: not touched.
+    const store::Record incident{records::kIncidentKind, "incident/old-a/multikueue/1", "old-a", "",
+                                 parseRfc3339("2026-05-01T08:00:00Z").value(), "{}",
+                                 store::WriteMode::Upsert};
+    REQUIRE((*s)
+                ->commit({workerConnection("old-a", "2026-05-01T08:00:00Z"),
+                          workerConnection("worker-1", "2026-05-01T09:00:00Z"),
+                          workerConnection("old-b", "2026-05-01T10:00:00Z"),
+                          workerConnection("worker-2", "2026-05-01T11:00:00Z"), incident})
+                .ok());
+  }
+  app::DaemonOptions o;
+  o.config.store.path = db;
+  o.config.server.listen = "127.0.0.1:0";
+  // Shard 0 of 2 owns worker-2 but not worker-1 (FNV-1a 64 of the names: odd, even); every shard
+  // watches the management cluster, so worker-1's view is kept here too.
+  o.config.shard = {0, 2};
+  o.config.clusters = {cluster("manager", config::ClusterRole::Management),
+                       cluster("worker-1", config::ClusterRole::Worker),
+                       cluster("worker-2", config::ClusterRole::Worker)};
+  REQUIRE_FALSE(config::shardOwnsCluster(o.config.shard, o.config.clusters[1]));
+  REQUIRE(config::shardOwnsCluster(o.config.shard, o.config.clusters[2]));
+  for (const auto& c : o.config.clusters) {
+    kube::RestConfig rest;
+    rest.server = "http://127.0.0.1:1";  // nothing listens: the clusters never answer
+    o.restConfigs.emplace(c.name, rest);
+  }
+
+  const auto lines = startAndStop(o);
+  const char* const removed = "removed the stored views of workers no longer configured";
+  const auto* line = findLine(lines, removed);
+  REQUIRE(line);
+  CHECK((*line)["level"] == "info");
+  CHECK((*line)["count"] == 2);
+  CHECK((*line)["workers"] == "old-a,old-b");  // in the store's order: by time
+
+  auto stored = [&](const char* kind) {
+    auto s = store::openSqliteStore(db);
+    REQUIRE(s.ok());
+    store::Query q;
+    q.kind = kind;
+    auto rows = (*s)->query(q);
+    REQUIRE(rows.ok());
+    std::vector<std::string> keys;
+    for (const auto& r : *rows) keys.push_back(r.key);
+    return keys;
+  };
+  CHECK(stored(records::kWorkerConnectionKind) ==
+        std::vector<std::string>{"wc/worker-1", "wc/worker-2"});
+  CHECK(stored(records::kIncidentKind) == std::vector<std::string>{"incident/old-a/multikueue/1"});
+
+  // The next start finds nothing to delete, and says nothing about it.
+  CHECK_FALSE(findLine(startAndStop(o), removed));
+  CHECK(stored(records::kWorkerConnectionKind) ==
+        std::vector<std::string>{"wc/worker-1", "wc/worker-2"});
+}
