@@ -314,8 +314,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// Capacity the inventory could not put into a unit is reported, not guessed (firstwork_gpus
   /// unit="unknown"); each cause is logged once, with what the operator can fix.
   void warnUnclassified(const inventory::InventorySnapshot& inv) {
-    for (const auto& m : inv.nodeModes) {
-      if (m.units <= 0) continue;
+    for (const auto& m : inv.nodeModeProblems) {
       if (m.sharing.mode == inventory::SharingMode::Unknown) {
         if (!warned.insert("mode/" + m.cluster + "/" + m.node + "/" + m.resource + "/" + m.sharing.problem).second)
           continue;

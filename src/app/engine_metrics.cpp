@@ -418,17 +418,10 @@ void EngineMetrics::apply(const engine::Snapshot& e, const inventory::InventoryS
   s.gpus.end();
 
   s.gpuNodes.begin();
-  std::map<std::pair<std::string, std::string>, int64_t> nodes;  // (cluster, mode) → nodes
-  {
-    std::set<std::tuple<std::string, std::string, std::string>> counted;  // cluster, node, mode
-    for (const auto& m : inv.nodeModes) {
-      if (m.units <= 0) continue;
-      const std::string mode(inventory::sharingModeName(m.sharing.mode));
-      if (counted.insert({m.cluster, m.node, mode}).second) ++nodes[{m.cluster, mode}];
-    }
+  for (const auto& n : inv.gpuNodes) {
+    s.gpuNodes.set({{"cluster", n.cluster}, {"mode", std::string(inventory::sharingModeName(n.mode))}},
+                   static_cast<double>(n.nodes));
   }
-  for (const auto& [key, n] : nodes)
-    s.gpuNodes.set({{"cluster", key.first}, {"mode", key.second}}, static_cast<double>(n));
   s.gpuNodes.end();
 
   s.withoutCapacity.begin();

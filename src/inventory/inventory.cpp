@@ -1,7 +1,9 @@
 #include "firstwork/inventory/inventory.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <tuple>
 #include <set>
 #include <utility>
 
@@ -310,28 +312,86 @@ std::optional<NodeSharing> Inventory::nodeSharing(std::string_view cluster_name,
   return sharingOf(it->second, resource);
 }
 
-std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name) const {
-  std::vector<NodeResourceMode> out;
+NodeResourceMode Inventory::nodeResourceMode(const std::string& cluster, const std::string& node,
+                                             const NodeResource& r) {
+  NodeResourceMode m;
+  m.cluster = cluster;
+  m.node = node;
+  m.resource = r.resource;
+  m.sharing = r.sharing;
+  m.deviceClass = r.deviceClass.value_or(std::string());
+  m.units = r.units;
+  if (!m.deviceClass.empty() && m.deviceClass.ends_with(kSharedClassSuffix)) {
+    m.physicalDevices = r.physical;
+  }
+  return m;
+}
+
+template <typename Fn>
+void Inventory::forEachNvidiaResource(std::string_view cluster_name, Fn&& fn) const {
   for (const auto& [name, state] : clusters_) {
     if (!cluster_name.empty() && name != cluster_name) continue;
     fresh(name);  // the labels are read once per node change, not per call
     for (const auto& [node_name, part] : state.nodeParts) {
       for (const auto& r : part.resources) {
-        if (!r.resource.starts_with(kNvidiaLabelPrefix)) continue;
-        NodeResourceMode m;
-        m.cluster = name;
-        m.node = node_name;
-        m.resource = r.resource;
-        m.sharing = r.sharing;
-        m.deviceClass = r.deviceClass.value_or(std::string());
-        m.units = r.units;
-        if (!m.deviceClass.empty() && m.deviceClass.ends_with(kSharedClassSuffix)) {
-          m.physicalDevices = r.physical;
-        }
-        out.push_back(std::move(m));
+        if (r.resource.starts_with(kNvidiaLabelPrefix)) fn(name, node_name, r);
       }
     }
   }
+}
+
+std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name) const {
+  std::vector<NodeResourceMode> out;
+  forEachNvidiaResource(cluster_name, [&](const std::string& cluster, const std::string& node,
+                                          const NodeResource& r) {
+    out.push_back(nodeResourceMode(cluster, node, r));
+  });
+  return out;
+}
+
+std::vector<GpuNodeCount> Inventory::gpuNodeCounts() const {
+  std::vector<GpuNodeCount> out;
+  std::array<int64_t, kSharingModeCount> counts{};
+  const std::string* cluster = nullptr;
+  const std::string* node = nullptr;
+  uint32_t modes = 0;  // of `node`: a bit per SharingMode
+  auto closeNode = [&] {
+    for (size_t i = 0; i < kSharingModeCount; ++i) counts[i] += (modes >> i) & 1U;
+    modes = 0;
+  };
+  auto closeCluster = [&] {
+    closeNode();
+    for (size_t i = 0; i < kSharingModeCount; ++i) {
+      if (counts[i] > 0) out.push_back({*cluster, static_cast<SharingMode>(i), counts[i]});
+    }
+    counts = {};
+  };
+  forEachNvidiaResource({}, [&](const std::string& c, const std::string& n, const NodeResource& r) {
+    if (r.units <= 0) return;
+    if (cluster != &c) {
+      if (cluster != nullptr) closeCluster();
+      cluster = &c;
+    } else if (node != &n) {
+      closeNode();
+    }
+    node = &n;
+    modes |= 1U << static_cast<unsigned>(r.sharing.mode);
+  });
+  if (cluster != nullptr) closeCluster();
+  std::sort(out.begin(), out.end(), [](const GpuNodeCount& a, const GpuNodeCount& b) {
+    return std::tie(a.cluster, a.mode) < std::tie(b.cluster, b.mode);
+  });
+  return out;
+}
+
+std::vector<NodeResourceMode> Inventory::nodeModeProblems() const {
+  std::vector<NodeResourceMode> out;
+  forEachNvidiaResource({}, [&](const std::string& cluster, const std::string& node,
+                                const NodeResource& r) {
+    if (r.units <= 0) return;
+    if (r.sharing.mode != SharingMode::Unknown && r.sharing.mode != SharingMode::Unlabelled) return;
+    out.push_back(nodeResourceMode(cluster, node, r));
+  });
   return out;
 }
 
@@ -845,7 +905,8 @@ InventorySnapshot Inventory::snapshot(bool withPools) const {
   s.at = tracker_.now();
   s.classes = classes();
   s.unclassified = unclassified();
-  s.nodeModes = nodeModes();
+  s.gpuNodes = gpuNodeCounts();
+  s.nodeModeProblems = nodeModeProblems();
   if (withPools) s.pools = pools();
   s.poolCounts = tracker_.poolCounts();
   s.poolIncompleteSeconds = tracker_.incompleteSeconds();

@@ -221,6 +221,15 @@ struct NodeResourceMode {
   int64_t physicalDevices = 0;  // devices behind shares (0 unless shared)
 };
 
+/// Nodes of a cluster with NVIDIA capacity in one sharing mode (firstwork_gpu_nodes): a node
+/// counts once in every mode one of its NVIDIA resources with allocatable units is in.
+struct GpuNodeCount {
+  std::string cluster;
+  SharingMode mode = SharingMode::Unknown;
+  int64_t nodes = 0;
+  bool operator==(const GpuNodeCount&) const = default;
+};
+
 /// Devices of one class a pod (or podset) holds or wants.
 struct DeviceCount {
   std::string deviceClass;
@@ -242,7 +251,11 @@ struct InventorySnapshot {
   SystemTime at{};  // last advance of the pool-time integral
   std::vector<ClassFigures> classes;  // sorted by (cluster, deviceClass); empty classes omitted
   std::vector<UnclassifiedFigures> unclassified;
-  std::vector<NodeResourceMode> nodeModes;  // NVIDIA resources of every node, sorted
+  std::vector<GpuNodeCount> gpuNodes;  // sorted by (cluster, mode); zero counts omitted
+  /// NVIDIA resources with allocatable units whose sharing mode is unknown or unlabelled (what the
+  /// daemon tells the operator about), sorted by (cluster, node, resource). Every node's mode is
+  /// nodeModes(): the tick does not copy a record of every node each second.
+  std::vector<NodeResourceMode> nodeModeProblems;
   std::vector<PoolStatus> pools;
   std::vector<PoolCount> poolCounts;
   std::vector<PoolSecondsTotal> poolIncompleteSeconds;
@@ -345,6 +358,10 @@ class Inventory {
   /// Sharing mode of every NVIDIA extended resource published by the nodes of `cluster` (all
   /// clusters when empty), sorted by (cluster, node, resource).
   std::vector<NodeResourceMode> nodeModes(std::string_view cluster = {}) const;
+  /// Nodes with NVIDIA capacity per (cluster, sharing mode), sorted (see GpuNodeCount).
+  std::vector<GpuNodeCount> gpuNodeCounts() const;
+  /// The entries of nodeModes() with allocatable units and mode unknown or unlabelled.
+  std::vector<NodeResourceMode> nodeModeProblems() const;
 
   // Units and compatibility.
   /// The unit of a device class (see Unit).
@@ -472,8 +489,10 @@ class Inventory {
   };
   struct ClusterState {
     std::map<std::string, NodeRecord, std::less<>> nodes;
-    std::map<std::string, PodRecord, std::less<>> pods;      // "namespace/name"
-    std::map<std::string, ClaimRecord, std::less<>> claims;  // "namespace/name"
+    // "namespace/name" → record. Only looked up, never walked (so hashed: an ordered tree of
+    // 150,000 pods costs a string compare per level on every pod event; bench/README.md, change 36).
+    std::unordered_map<std::string, PodRecord> pods;
+    std::unordered_map<std::string, ClaimRecord> claims;
     // Maintained on every pod / claim event: node -> resource -> units held; allocated DRA
     // devices (their figures are applied to the totals at once).
     std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> held;
@@ -498,6 +517,12 @@ class Inventory {
   static bool sameClaim(const ClaimRecord& a, const ClaimRecord& b);
   const ClusterState* findCluster(std::string_view name) const;
   const ClusterState* fresh(std::string_view name) const;  // dirty parts recounted
+  /// Calls fn(cluster, node, resource) for the NVIDIA resources of every node of `cluster` (all
+  /// clusters when empty), in (cluster, node, resource) order.
+  template <typename Fn>
+  void forEachNvidiaResource(std::string_view cluster, Fn&& fn) const;
+  static NodeResourceMode nodeResourceMode(const std::string& cluster, const std::string& node,
+                                           const NodeResource& r);
   void recountNode(const ClusterState& state, const std::string& node, bool recordChanged) const;
   void recountPool(std::string_view cluster, const ClusterState& state, const PoolId& id) const;
   static void apply(const ClusterState& state, const Contribution& part, int64_t sign);

@@ -528,7 +528,8 @@ TEST_CASE("a snapshot carries every figure at once", "[inventory]") {
   CHECK(g.classes[0].usable == 2);
   CHECK(g.classes[1].deviceClass == "gpu.nvidia.com");
   CHECK(g.unclassified.size() == s.unclassified.size());
-  CHECK(g.nodeModes.size() == s.nodeModes.size());
+  CHECK(g.gpuNodes == s.gpuNodes);
+  CHECK(g.nodeModeProblems.size() == s.nodeModeProblems.size());
   REQUIRE(g.poolCounts.size() == 1);
   CHECK(g.poolCounts[0].byState == s.poolCounts[0].byState);
   REQUIRE(g.poolIncompleteSeconds.size() == 1);

@@ -169,6 +169,68 @@ TEST_CASE("renamed shares, MPS, MIG single and MIG mixed nodes each count in the
   CHECK(modes["gpu-node-08 nvidia.com/gpu"] == "unlabelled nvidia.com/gpu");
 }
 
+TEST_CASE("the tick's GPU node counts take a node once per mode and list only unknown or unlabelled resources",
+          "[inventory][sharing]") {
+  using firstwork::inventory::GpuNodeCount;
+  Inventory inventory;
+  for (const char* f : {"node-gpu-time-slicing-renamed-CONSTRUCTED.json", "node-gpu-mps-CONSTRUCTED.json",
+                        "node-gpu-mig-single-CONSTRUCTED.json", "node-gpu-mig-mixed-CONSTRUCTED.json",
+                        "node-gpu-ready-CONSTRUCTED.json", "node-gpu-unlabelled-CONSTRUCTED.json",
+                        "node-gpu-sharing-contradictory-CONSTRUCTED.json",
+                        "node-gpu-mig-single-invalid-CONSTRUCTED.json"}) {
+    REQUIRE(inventory.onNode("w1", kAdd, nodeFixture(f)));
+  }
+  // On another cluster, a MIG-mixed node with two profiles: two resources in one mode, one node.
+  auto two = nodeFixture("node-gpu-mig-mixed-CONSTRUCTED.json");
+  two.meta.name = "a100-node-15";
+  two.allocatable.emplace_back(firstwork::Interned("nvidia.com/mig-2g.20gb"), 3000);
+  for (const auto& [k, v] : {std::pair<std::string, std::string>{"nvidia.com/mig-2g.20gb.count", "3"},
+                             {"nvidia.com/mig-2g.20gb.product", "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb"},
+                             {"nvidia.com/mig-2g.20gb.replicas", "1"},
+                             {"nvidia.com/mig-2g.20gb.sharing-strategy", "none"}}) {
+    two.meta.labels.emplace_back(firstwork::Interned(k), v);
+  }
+  REQUIRE(inventory.onNode("w2", kAdd, two));
+  REQUIRE(inventory.nodeSharing("w2", "a100-node-15", "nvidia.com/mig-1g.10gb")->mode == SharingMode::MigMixed);
+  REQUIRE(inventory.nodeSharing("w2", "a100-node-15", "nvidia.com/mig-2g.20gb")->mode == SharingMode::MigMixed);
+
+  // Resources without allocatable units (the renamed node's and the mixed nodes' nvidia.com/gpu 0)
+  // count no node.
+  const std::vector<GpuNodeCount> expected{
+      {"w1", SharingMode::Exclusive, 1},   // gpu-node-07
+      {"w1", SharingMode::TimeSlicing, 1},  // t4-node-02
+      {"w1", SharingMode::Mps, 1},          // a100-node-03
+      {"w1", SharingMode::MigSingle, 1},    // a100-node-04
+      {"w1", SharingMode::MigMixed, 1},     // a100-node-05
+      {"w1", SharingMode::Unlabelled, 1},   // gpu-node-08
+      {"w1", SharingMode::Unknown, 2},      // a100-node-06 and a100-node-07
+      {"w2", SharingMode::MigMixed, 1},     // a100-node-15, once for its two profiles
+  };
+  CHECK(inventory.gpuNodeCounts() == expected);
+  const auto snapshot = inventory.snapshot(/*withPools=*/false);
+  CHECK(snapshot.gpuNodes == expected);
+
+  std::vector<std::string> problems;
+  for (const auto& m : snapshot.nodeModeProblems) {
+    CHECK(m.units > 0);
+    problems.push_back(m.cluster + " " + m.node + " " + std::string(sharingModeName(m.sharing.mode)));
+  }
+  CHECK(problems == std::vector<std::string>{"w1 a100-node-06 unknown", "w1 a100-node-07 unknown",
+                                             "w1 gpu-node-08 unlabelled"});
+  // The problems carry what the daemon logs: the same record nodeModes() gives.
+  REQUIRE_FALSE(snapshot.nodeModeProblems.empty());
+  CHECK_FALSE(snapshot.nodeModeProblems[0].sharing.problem.empty());
+  for (const auto& m : inventory.nodeModes("w1")) {
+    if (m.node == "a100-node-06") CHECK(m.sharing.problem == snapshot.nodeModeProblems[0].sharing.problem);
+  }
+
+  // A node that goes takes its count with it; a mode no node is in is left out.
+  REQUIRE(inventory.onNode("w1", EventType::Deleted, nodeFixture("node-gpu-ready-CONSTRUCTED.json")));
+  const auto after = inventory.gpuNodeCounts();
+  REQUIRE(after.size() == expected.size() - 1);
+  CHECK(after.front() == GpuNodeCount{"w1", SharingMode::TimeSlicing, 1});
+}
+
 TEST_CASE("contradictory or invalid sharing labels make the capacity unknown, not guessed",
           "[inventory][sharing]") {
   Inventory inventory;
