@@ -521,6 +521,13 @@ class Inventory {
   /// clusters when empty), in (cluster, node, resource) order.
   template <typename Fn>
   void forEachNvidiaResource(std::string_view cluster, Fn&& fn) const;
+  /// A pool recount that finds the same device keys, in the same order, as the pool's last one:
+  /// updates their entries in ClusterState::devices in place (moving allocated devices whose
+  /// class or usability changed) and returns true; false (nothing changed) otherwise.
+  bool updateDevicesInPlace(const ClusterState& state, const std::vector<std::string>& keys,
+                            std::vector<std::pair<std::string, DeviceInfo>>& seen) const;
+  static void unlinkPoolNodes(const ClusterState& state, const PoolId& id,
+                              const std::vector<std::string>& nodes);
   static NodeResourceMode nodeResourceMode(const std::string& cluster, const std::string& node,
                                            const NodeResource& r);
   void recountNode(const ClusterState& state, const std::string& node, bool recordChanged) const;

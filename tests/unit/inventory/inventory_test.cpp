@@ -601,8 +601,10 @@ TEST_CASE("figures kept up to date event by event equal a recount from scratch",
   const std::vector<std::string> node_names = {"n0", "n1", "n2", "n3", "n4", "n5", "", "gone"};
   const std::vector<PodPhase> phases = {PodPhase::Pending, PodPhase::Running, PodPhase::Running,
                                         PodPhase::Succeeded, PodPhase::Failed};
+  int sliceChanges = 0;
+  int nodeChanges = 0;
   for (int step = 0; step < 600; ++step) {
-    const auto op = next(10);
+    const auto op = next(12);
     if (op < 4) {
       const std::string name = "p" + std::to_string(next(12));
       auto p = pod("ns", name, node_names[next(node_names.size())],
@@ -629,6 +631,38 @@ TEST_CASE("figures kept up to date event by event equal a recount from scratch",
       auto it = std::next(claims.begin(), static_cast<long>(next(claims.size())));
       REQUIRE(live.onClaim("w1", kDel, it->second));
       claims.erase(it);
+    } else if (op == 10) {
+      // A slice changes: a device tainted or cleared and a generation bump keep the pool's
+      // devices (its entries are updated in place), a device added or removed does not.
+      auto& s = slices[next(slices.size())];
+      switch (next(3)) {
+        case 0: {
+          auto& d = s.devices[next(s.devices.size())];
+          if (d.taints.empty()) {
+            d.taints.push_back({firstwork::Interned("example.com/fault"), "", firstwork::Interned("NoSchedule")});
+          } else {
+            d.taints.clear();
+          }
+          break;
+        }
+        case 1:
+          ++s.poolGeneration;
+          break;
+        default:
+          if (s.devices.size() > 1 && next(2) == 0) {
+            s.devices.pop_back();
+          } else {
+            s.devices.push_back(gpuDevice("gpu-" + std::to_string(s.devices.size())));
+          }
+          break;
+      }
+      REQUIRE(live.onSlice("w1", kMod, s, at(step)));
+      ++sliceChanges;
+    } else if (op == 11) {
+      auto& n = nodes[next(3)];  // a node of a pool: its devices' usability follows the node
+      n.unschedulable = !n.unschedulable;
+      REQUIRE(live.onNode("w1", kMod, n));
+      ++nodeChanges;
     } else {
       (void)live.classes();  // caches current: later events take the incremental path
     }
@@ -650,11 +684,23 @@ TEST_CASE("figures kept up to date event by event equal a recount from scratch",
     CHECK(a[i].allocated == b[i].allocated);
     CHECK(a[i].free == b[i].free);
   }
+  const auto pa = live.pools();
+  const auto pb = recount.pools();
+  REQUIRE(pa.size() == pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    INFO(pa[i].pool);
+    CHECK(pa[i].pool == pb[i].pool);
+    CHECK(pa[i].devices == pb[i].devices);
+    CHECK(pa[i].usable == pb[i].usable);
+    CHECK(pa[i].unavailableByReason == pb[i].unavailableByReason);
+  }
   const auto ua = live.unclassified();
   const auto ub = recount.unclassified();
   REQUIRE(ua.size() == ub.size());
   for (size_t i = 0; i < ua.size(); ++i) CHECK(ua[i].allocated == ub[i].allocated);
-  // The sequence did exercise allocations.
+  // The sequence did exercise allocations, and slices and nodes changing between recounts.
+  CHECK(sliceChanges > 20);
+  CHECK(nodeChanges > 20);
   CHECK(requireFigures(recount, "w1", "gpu.nvidia.com").allocated > 0);
   CHECK(requireFigures(recount, "w1", "nvidia.com/gpu").allocated > 0);
 }
