@@ -124,6 +124,15 @@ std::optional<double> numberOf(const json& j, const char* key) {
   return it->get<double>();
 }
 
+/// A text field of the object field `object` ("" when either is absent or of another type):
+/// operator[] on a const json with a missing key is undefined behaviour.
+std::string nestedText(const json& j, const char* object, const char* key) {
+  auto it = j.find(object);
+  if (it == j.end() || !it->is_object()) return {};
+  auto v = it->find(key);
+  return v != it->end() && v->is_string() ? v->get<std::string>() : std::string();
+}
+
 /// "12.5 min", or "n/a" when unknown.
 std::string minutes(const std::optional<double>& seconds) {
   return seconds ? fmt::format("{:.1f} min", *seconds / 60) : "n/a";
@@ -235,7 +244,7 @@ CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiRea
     const json* found = nullptr;
     for (const auto& c : reclaims) {
       auto q = timeOf(c, "queued_at");
-      if (c["preemptor"].value("namespace", "") == ns && c["preemptor"].value("name", "") == name &&
+      if (nestedText(c, "preemptor", "namespace") == ns && nestedText(c, "preemptor", "name") == name &&
           q && std::chrono::abs(*q - at(e.queuedAt)) <= 1s)
         found = &c;
     }
@@ -406,8 +415,8 @@ class LiveSummary {
       if (outcome == "pending" || !seen_.insert("r/" + c.value("id", "")).second) continue;
       out_ << fmt::format("[reclaim] {} by {}/{}: first useful work {} after submission, {:.1f} "
                           "GPU-minutes of victims' work interrupted\n",
-                          outcome, c["preemptor"].value("namespace", ""),
-                          c["preemptor"].value("name", ""),
+                          outcome, nestedText(c, "preemptor", "namespace"),
+                          nestedText(c, "preemptor", "name"),
                           minutes(numberOf(c, "reclaim_to_first_work_seconds")),
                           c.value("interrupted_gpu_seconds", 0.0) / 60);
     }
