@@ -152,12 +152,14 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
         if (copy == other.workloads.end() || !copy->second.remoteCopy) continue;
         if (!copy->second.logical.empty()) continue;
         copy->second.logical = key;
+        copy->second.logicalEntry = &lw;
         lw.locals.emplace(name, copy->second.obj->meta.uid);
         dirtyLocals.emplace(name, copy->second.obj->meta.uid);
       }
     }
     lw.locals.emplace(c.config.name, m.uid);
     l.logical = key;
+    l.logicalEntry = &lw;
     dirty.insert(key);
     return;
   }
@@ -184,6 +186,7 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
   l.logical = best;
   auto it = logical.find(best);
   if (it != logical.end()) {
+    l.logicalEntry = &it->second;
     it->second.locals.emplace(c.config.name, m.uid);
     dirty.insert(best);
   }
@@ -283,8 +286,14 @@ void MilestoneEngine::State::markPodDirty(const ClusterData& c, const PodRecord&
   auto it = c.workloads.find(rec.workloadUid);
   if (it == c.workloads.end() || it->second.logical.empty()) return;
   dirty.insert(it->second.logical);
-  auto lw = logical.find(it->second.logical);
-  if (lw != logical.end()) lw->second.lastObservedAt = std::max(lw->second.lastObservedAt, rec.lastObservedAt);
+  // The cached entry saves a lookup in the tree of every logical workload on every pod event.
+  LogicalWorkload* lw = it->second.logicalEntry;
+  if (lw == nullptr) {
+    auto found = logical.find(it->second.logical);
+    if (found == logical.end()) return;
+    lw = &found->second;
+  }
+  lw->lastObservedAt = std::max(lw->lastObservedAt, rec.lastObservedAt);
 }
 
 void MilestoneEngine::State::joinPod(ClusterData& c, std::string_view podKey, PodRecord& rec) {
@@ -632,6 +641,10 @@ void MilestoneEngine::State::gc(SystemTime now) {
           addRates(lw->second, -1);
           stuckWatch.erase(lw->first);
           markPart(lw->first);
+          // Copies left on workers still name it: their cached entry goes with it.
+          for (const auto& [cl, uid] : lw->second.locals) {
+            if (LocalWorkload* other = local(cl, uid)) other->logicalEntry = nullptr;
+          }
           logical.erase(lw);
         }
       }

@@ -169,6 +169,8 @@ struct Cycle {
 };
 
 /// A Workload object as seen on one cluster (manager, standalone, worker-local or worker copy).
+struct LogicalWorkload;
+
 struct LocalWorkload {
   Interned cluster;
   SharedObject<model::Workload> obj;
@@ -177,6 +179,10 @@ struct LocalWorkload {
   SystemTime deletedAt{};
   bool remoteCopy = false;   // worker copy of a manager workload (origin label on a worker)
   std::string logical;       // key of the logical workload ("" while a copy's manager is unknown)
+  /// The entry `logical` names in State::logical (a std::map: its nodes stay put), for the
+  /// per-pod path; null until linked, and cleared in every local the entry lists when gc erases
+  /// it. Everything else looks `logical` up.
+  LogicalWorkload* logicalEntry = nullptr;
   /// Uids of pods joined to it (same cluster), each a view of its key in ClusterData::pods: a pod
   /// record is taken out of this set before it is erased (joinPod, gc).
   std::set<std::string_view> pods;

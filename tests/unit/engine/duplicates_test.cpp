@@ -177,3 +177,51 @@ TEST_CASE("Pods that ran one after the other on two workers are not a duplicate 
   REQUIRE(g.all.duplicates.size() == 1);
   CHECK(g.all.duplicates[0].eventTime == at(seconds(250)));
 }
+
+TEST_CASE("Pods of a worker copy keep its manager's workload observed until the manager is collected",
+          "[engine]") {
+  Harness h(multiKueueConfigFor({"w1"}));
+  h.put("manager", multiKueueConfig("cfg", {"w1"}), at(seconds(-3600)));
+  h.put("w1", gpuNode("a", 8, at(seconds(-7200))), at(seconds(-3600)));
+  WorkloadBuilder m("team", "job-x", "m-x", at(seconds(0)));
+  m.ownedByJob("x", "job-x").podSet(1, 1).reserved("cq", at(seconds(5))).dispatchedTo("w1", at(seconds(100)));
+  h.put("manager", m.obj(), at(seconds(100)));
+  WorkloadBuilder copy("team", "job-x", "copy-x", at(seconds(10)));
+  copy.podSet(1, 1).remoteCopy().reserved("wcq", at(seconds(20))).admitted(at(seconds(20)));
+  h.put("w1", copy.obj(), at(seconds(100)));
+  PodBuilder p("team", "x-0", "pod-x", at(seconds(110)));
+  p.workloadAnnotation("job-x").gpus(1).scheduled("a", at(seconds(120))).running(at(seconds(200)));
+  h.put("w1", p.obj(), at(seconds(201)));
+  h.step(at(seconds(201)));
+  // First work on the worker's pod: the manager's open cycle is persisted with the pod event's
+  // observation time (the pod reached the logical workload through the copy), not the
+  // Workloads' 100 s.
+  h.put("w1", p.firstWork(at(seconds(300))).obj(), at(seconds(301)));
+  h.step(at(seconds(301)));
+  auto open = h.openCycle("m-x");
+  REQUIRE(open.has_value());
+  REQUIRE(open->workSince.has_value());
+  CHECK(*open->workSince == at(seconds(300)));
+  CHECK(open->observedAt == at(seconds(301)));
+  h.put("w1", p.checkpoint(at(seconds(400))).obj(), at(seconds(402)));
+  h.step(at(seconds(402)));
+  open = h.openCycle("m-x");
+  REQUIRE(open.has_value());
+  CHECK(open->observedAt == at(seconds(402)));
+
+  // The manager Workload is deleted and, an hour later, collected with its logical workload; the
+  // copy and its pod stay on the worker (it was unreachable). Their later events find no logical
+  // workload and change nothing.
+  h.remove("manager", m.obj(), at(seconds(1000)));
+  h.step(at(seconds(1000)));
+  h.step(at(seconds(1000 + 3700)));
+  const size_t milestones = h.all.milestones.size();
+  const size_t openCycles = h.all.openCycles.size();
+  const size_t observations = h.all.observations.size();
+  h.put("w1", p.checkpoint(at(seconds(4800))).obj(), at(seconds(4801)));
+  h.put("w1", p.succeeded(at(seconds(4900))).obj(), at(seconds(4901)));
+  h.step(at(seconds(4901)));
+  CHECK(h.all.milestones.size() == milestones);
+  CHECK(h.all.openCycles.size() == openCycles);
+  CHECK(h.all.observations.size() == observations);
+}
