@@ -29,6 +29,7 @@
 #include "firstwork/scenario/scenario.hpp"
 #include "firstwork/scenario/scenario_player.hpp"
 #include "firstwork/sim/api_server.hpp"
+#include "detail/api_json.hpp"
 
 namespace firstwork::app {
 
@@ -109,34 +110,10 @@ double metricSum(const std::string& text, const std::string& name,
   return sum;
 }
 
-std::optional<SystemTime> timeOf(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
-  auto t = parseRfc3339(j[key].get<std::string>());
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
-
-/// A number field, or nullopt when absent or null (the API's unknown): json::value() would throw
-/// on null.
-std::optional<double> numberOf(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-/// A text field of the object field `object` ("" when either is absent or of another type):
-/// operator[] on a const json with a missing key is undefined behaviour.
-std::string nestedText(const json& j, const char* object, const char* key) {
-  auto it = j.find(object);
-  if (it == j.end() || !it->is_object()) return {};
-  auto v = it->find(key);
-  return v != it->end() && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-/// "12.5 min", or "n/a" when unknown.
-std::string minutes(const std::optional<double>& seconds) {
-  return seconds ? fmt::format("{:.1f} min", *seconds / 60) : "n/a";
-}
+using detail::minutes;
+using detail::nestedText;
+using detail::numberOf;
+using detail::timeOf;
 
 bool near(double actual, double expected) {
   // Object timestamps have whole-second precision and drill offsets are whole seconds, so the
