@@ -29,7 +29,7 @@
 #include "firstwork/scenario/scenario.hpp"
 #include "firstwork/scenario/scenario_player.hpp"
 #include "firstwork/sim/api_server.hpp"
-#include "detail/api_json.hpp"
+#include "detail/demo_support.hpp"
 
 namespace firstwork::app {
 
@@ -111,26 +111,12 @@ double metricSum(const std::string& text, const std::string& name,
 }
 
 using detail::minutes;
+using detail::near;
+using detail::nearObserved;
+using detail::withinProbeRounding;
 using detail::nestedText;
 using detail::numberOf;
 using detail::timeOf;
-
-bool near(double actual, double expected) {
-  // Object timestamps have whole-second precision and drill offsets are whole seconds, so the
-  // figures are exact up to floating point; allow one GPU-second or 0.5 %.
-  return std::abs(actual - expected) <= std::max(1.0, std::abs(expected) * 0.005);
-}
-
-/// The daemon's own view of an outage ends when its first request after the server returned is
-/// answered: up to one reconnect backoff (250 ms in the demo) plus a request later in real time,
-/// which the time scale multiplies. Its start is rounded the same way: the loss is seen when the
-/// failed requests have been retried (≈ 80 ms of real time under ASan on a busy machine, 10 s at
-/// 120x; a 1 s bound made the telemetry-gap scenario fail in 2 of 4 CI runs). Kueue's view
-/// (object timestamps) has no such rounding.
-bool withinProbeRounding(double actual, double expected, double speed) {
-  const double rounding = std::max(1.0, 1.0 * speed);
-  return actual >= expected - rounding && actual <= expected + rounding;
-}
 
 struct CheckResult {
   std::vector<std::string> lines;
@@ -308,8 +294,11 @@ CheckResult checkScenario(const scenario::Scenario& sc, SystemTime start, ApiRea
     std::vector<std::string> labels{"cluster=\"" + key.first + "\"", "driver=\"" + key.second + "\""};
     double n = metricSum(now, "firstwork_dra_pool_incomplete_seconds_total", labels) -
                metricSum(metricsBefore, "firstwork_dra_pool_incomplete_seconds_total", labels);
-    r.add(near(n, secs), fmt::format("DRA pools of {} on {} incomplete or stale {:.0f} pool-seconds "
-                                     "(expected {:.0f})", key.second, key.first, n, secs));
+    // Integrated over the daemon's observation times, not object timestamps (nearObserved).
+    r.add(nearObserved(n, secs, speed),
+          fmt::format("DRA pools of {} on {} incomplete or stale {:.0f} pool-seconds "
+                      "(expected {:.0f})",
+                      key.second, key.first, n, secs));
   }
   // Outages by source (a probe outage is a telemetry gap, reported as a probe incident).
   for (const auto& e : ex.outages) {

@@ -4,10 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "detail/api_json.hpp"
+#include "detail/demo_support.hpp"
 #include "firstwork/core/rfc3339.hpp"
 
 using firstwork::app::detail::minutes;
+using firstwork::app::detail::near;
+using firstwork::app::detail::nearObserved;
+using firstwork::app::detail::withinProbeRounding;
 using firstwork::app::detail::nestedText;
 using firstwork::app::detail::numberOf;
 using firstwork::app::detail::timeOf;
@@ -54,4 +57,26 @@ TEST_CASE("minutes prints a known duration in minutes and n/a for an unknown one
   CHECK(minutes(750.0) == "12.5 min");
   CHECK(minutes(0.0) == "0.0 min");
   CHECK(minutes(std::nullopt) == "n/a");
+}
+
+TEST_CASE("a stated figure is met within its tolerance and no further", "[app][demo]") {
+  // From object timestamps: 1 s or 0.5 %.
+  CHECK(near(540.9, 540));
+  CHECK(near(542.6, 540));        // 0.5 % of 540 = 2.7
+  CHECK_FALSE(near(543, 540));
+  CHECK(near(19'200 + 96, 19'200));  // 0.5 % of 19,200
+  CHECK_FALSE(near(19'200 + 97, 19'200));
+  // The daemon's own outage view at 120x: 120 s either way.
+  CHECK(withinProbeRounding(420 + 120, 420, 120));
+  CHECK_FALSE(withinProbeRounding(420 + 121, 420, 120));
+  CHECK(withinProbeRounding(420.5, 420, 0.5));  // never below 1 s
+  // From the daemon's observation times at 120x: 100 ms of real time is 12 s (the CI run that
+  // measured 543 pool-seconds for the stated 540).
+  CHECK(nearObserved(543, 540, 120));
+  CHECK(nearObserved(552, 540, 120));
+  CHECK_FALSE(nearObserved(552.5, 540, 120));
+  CHECK_FALSE(nearObserved(527.5, 540, 120));
+  // At 1x the near() bound is the wider one.
+  CHECK(nearObserved(542.6, 540, 1));
+  CHECK_FALSE(nearObserved(543, 540, 1));
 }

@@ -1,6 +1,9 @@
-#include "detail/api_json.hpp"
+#include "detail/demo_support.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +34,19 @@ std::string nestedText(const nlohmann::json& j, const char* object, const char* 
 
 std::string minutes(const std::optional<double>& seconds) {
   return seconds ? fmt::format("{:.1f} min", *seconds / 60) : "n/a";
+}
+
+bool near(double actual, double expected) {
+  return std::abs(actual - expected) <= std::max(1.0, std::abs(expected) * 0.005);
+}
+
+bool withinProbeRounding(double actual, double expected, double speed) {
+  const double rounding = std::max(1.0, 1.0 * speed);
+  return actual >= expected - rounding && actual <= expected + rounding;
+}
+
+bool nearObserved(double actual, double expected, double speed) {
+  return near(actual, expected) || std::abs(actual - expected) <= 0.1 * speed;
 }
 
 }  // namespace firstwork::app::detail
