@@ -77,9 +77,10 @@ constexpr std::chrono::seconds kShortWatch{1};
 }  // namespace
 
 struct Reflector::Timers {
-  explicit Timers(boost::asio::io_context& io) : retry(io), stall(io) {}
+  explicit Timers(boost::asio::io_context& io) : retry(io), stall(io), catchUp(io) {}
   boost::asio::steady_timer retry;
   boost::asio::steady_timer stall;
+  boost::asio::steady_timer catchUp;
 };
 
 Reflector::Reflector(boost::asio::io_context& io, const Clock& clock, Context context,
@@ -100,6 +101,7 @@ Reflector::~Reflector() {
   if (requestActive_ && ctx_.transport) ctx_.transport->cancel(request_);
   timers_->retry.cancel();
   timers_->stall.cancel();
+  timers_->catchUp.cancel();
   alive_.reset();
 }
 
@@ -138,6 +140,8 @@ void Reflector::stop() {
   ++watchGen_;
   timers_->retry.cancel();
   timers_->stall.cancel();
+  timers_->catchUp.cancel();
+  catchingUp_ = false;
   setWatchUp(false);
   if (state_ != ReflectorState::Idle) setState(ReflectorState::Stopped);
 }
@@ -149,6 +153,10 @@ void Reflector::setState(ReflectorState s) {
 }
 
 void Reflector::setWatchUp(bool up) {
+  if (!up && catchingUp_) {
+    catchingUp_ = false;
+    timers_->catchUp.cancel();
+  }
   if (watchUp_ == up) return;
   watchUp_ = up;
   if (ctx_.observer) ctx_.observer->onWatchUp(ctx_.cluster, resource(), up);
@@ -497,6 +505,8 @@ void Reflector::beginWatch() {
   framer_.reset();
   watchActive_ = true;
   watchEnding_ = false;
+  catchingUp_ = false;  // a catch-up of a stream that ended cleanly starts again at this head
+  timers_->catchUp.cancel();
   watchStartedAt_ = clock_.monotonicNow();
   lastBytes_ = watchStartedAt_;
   watchBytes_ = 0;
@@ -563,6 +573,37 @@ void Reflector::onWatchHead(uint64_t gen, const ResponseHead& head) {
   if (head.status != 200) return;  // the body (a Status) is judged when the request ends
   if (ctx_.monitor) ctx_.monitor->onResponse(head);
   consecutiveUnauthorized_ = 0;
+  // A watch that stayed up across a clean end (timeoutSeconds) re-opened at once: nothing to
+  // catch up. One that was down resumes from its last RV, and the server replays what it
+  // missed after this head, possibly over several reads: the cluster's objects are behind until
+  // the stream has gone quiet (or sent a BOOKMARK) — what the daemon waits for before judging
+  // them (a recovery closed on the manager's view between a worker's head and its replay).
+  if (watchUp_) return;
+  catchingUp_ = true;
+  watchHeadAt_ = clock_.monotonicNow();
+  armCatchUpTimer(gen);
+}
+
+void Reflector::armCatchUpTimer(uint64_t gen) {
+  catchUpBytes_ = watchBytes_;
+  std::weak_ptr<bool> alive = alive_;
+  timers_->catchUp.expires_after(options_.catchUpQuiet);
+  timers_->catchUp.async_wait([this, alive, gen](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || gen != watchGen_ || !watchActive_ || !catchingUp_) return;
+    // Quiet for a whole interval (the replay is done), or long enough that a busy stream's
+    // backlog has been read: either way the watch is current.
+    if (watchBytes_ == catchUpBytes_ ||
+        clock_.monotonicNow() - watchHeadAt_ >= options_.catchUpLimit) {
+      caughtUp();
+      return;
+    }
+    armCatchUpTimer(gen);
+  });
+}
+
+void Reflector::caughtUp() {
+  catchingUp_ = false;
+  timers_->catchUp.cancel();
   setWatchUp(true);
 }
 
@@ -607,6 +648,8 @@ bool Reflector::onWatchLine(std::string_view line) {
   switch (ev->type) {
     case model::EventType::Bookmark:
       if (!ev->resourceVersion.empty()) lastRv_ = ev->resourceVersion;
+      // Sent after every event up to its RV: the replay is in.
+      if (catchingUp_) caughtUp();
       return true;
     case model::EventType::Error: {
       endWatch();

@@ -77,6 +77,12 @@ struct ReflectorOptions {
   /// the bound is well above it; a longer line is not buffered and the reflector relists (LIST
   /// pages have their own, larger bound) instead of meeting the same line again.
   size_t maxLineBytes = size_t{8} << 20;
+  /// A watch that (re)opens after being down is "up" (caught up) once its stream has been quiet
+  /// this long, a BOOKMARK came, or catchUpLimit has passed since its head: a watch resumed from
+  /// an RV replays what it missed after the head, and judging the cluster's objects between the
+  /// head and that replay would judge them before they arrive.
+  std::chrono::milliseconds catchUpQuiet{250};
+  std::chrono::milliseconds catchUpLimit{2000};
   BackoffOptions backoff;
   uint64_t seed = 0;  // 0 = random (jitter, watch timeouts)
 };
@@ -153,6 +159,8 @@ class Reflector {
   void onWatchDone(uint64_t gen, HttpResult result);
   bool onWatchLine(std::string_view line);
   void armStallTimer(uint64_t gen, std::chrono::milliseconds after);
+  void armCatchUpTimer(uint64_t gen);
+  void caughtUp();
   void endWatch();
   void markUnavailable(const std::string& why);
 
@@ -213,6 +221,9 @@ class Reflector {
   MonotonicTime lastBytes_{};
   MonotonicTime watchStartedAt_{};
   uint64_t watchBytes_ = 0;
+  bool catchingUp_ = false;          // the head came; the replay of what was missed may follow
+  MonotonicTime watchHeadAt_{};
+  uint64_t catchUpBytes_ = 0;        // watchBytes_ when the catch-up timer was armed
   uint64_t watchEvents_ = 0;
   std::string lineBuf_;
 

@@ -123,7 +123,7 @@ TEST_CASE("an initial list of 10000 pods arrives over 20 pages and the watch car
   f.requireConverged(r, 90000ms);
   CHECK(f.server.stats().listRequests == 20);  // no relist
   CHECK(f.observer.requests[{"list", 200}] == 20);
-  CHECK(f.observer.watchUp);
+  CHECK(runUntil(f.io, [&] { return f.observer.watchUp; }));
   CHECK(f.sink.violations == 0);
   CHECK(f.client->connection().connected() == true);
   // The server's Date header against our clock: same machine, so within a second or two. A

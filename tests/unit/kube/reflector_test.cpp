@@ -139,8 +139,76 @@ TEST_CASE("the first LIST is paginated from resourceVersion 0 and the WATCH star
   CHECK(timeout <= 600);
   CHECK(w.request.path.substr(w.request.path.size() - 11) == "&watch=true");
   h.transport.head(w, 200);
-  CHECK(h.observer.watchUp);
   CHECK(h.reflector->state() == ReflectorState::Watching);
+  // Up once the stream has been quiet for catchUpQuiet (nothing to replay here).
+  CHECK(firstwork::testing::runUntil(h.io, [&] { return h.observer.watchUp; }, 5000ms));
+}
+
+// Found by the end-to-end drill "a recovery waits for a worker whose watches are behind": a
+// watch resumed after 429s reported up at its head, the daemon judged the worker's objects
+// before the replay that followed the head, and a recovery closed without its first useful work.
+TEST_CASE("a resumed watch is up only once its replay is in: quiet stream or BOOKMARK",
+          "[kube][reflector]") {
+  auto opts = Harness::fastOptions();
+  opts.catchUpQuiet = 20ms;
+  Harness h(model::Kind::Pod, opts);
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  CHECK_FALSE(h.observer.watchUp);  // the head alone says nothing about what follows
+  REQUIRE(firstwork::testing::runUntil(h.io, [&] { return h.observer.watchUp; }, 5000ms));
+
+  // A clean end (timeoutSeconds) re-watches at once: the watch stays up across it.
+  h.transport.end(w);
+  auto& w2 = h.next();
+  CHECK(h.observer.watchUp);
+  h.transport.head(w2, 200);
+  CHECK(h.observer.watchUp);
+
+  // Cut: down, and resumed from RV 10; the server replays after the head.
+  h.transport.end(w2, "", "transfer closed with outstanding read data remaining");
+  CHECK_FALSE(h.observer.watchUp);
+  auto& w3 = h.next();
+  CHECK(startsWith(w3.request.path, "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=10&"));
+  h.sink.events.clear();
+  h.transport.head(w3, 200);
+  CHECK_FALSE(h.observer.watchUp);
+  h.transport.data(w3, event("MODIFIED", pod("a", "u1", "12")));
+  CHECK(h.sink.events.size() == 1);
+  CHECK_FALSE(h.observer.watchUp);  // more of the replay may be on its way
+  REQUIRE(firstwork::testing::runUntil(h.io, [&] { return h.observer.watchUp; }, 5000ms));
+  CHECK(h.reflector->state() == ReflectorState::Watching);
+
+  // Cut again: a BOOKMARK after the replay says it is all in, without waiting for quiet.
+  h.transport.end(w3, "", "transfer closed with outstanding read data remaining");
+  auto& w4 = h.next();
+  h.transport.head(w4, 200);
+  h.transport.data(w4, event("MODIFIED", pod("a", "u1", "13")));
+  CHECK_FALSE(h.observer.watchUp);
+  h.transport.data(w4, bookmark("14"));
+  CHECK(h.observer.watchUp);
+}
+
+TEST_CASE("a resumed watch whose stream never goes quiet is up after catchUpLimit",
+          "[kube][reflector]") {
+  auto opts = Harness::fastOptions();
+  opts.catchUpQuiet = 5ms;
+  opts.catchUpLimit = 10s;  // measured with the injected clock
+  Harness h(model::Kind::Pod, opts);
+  auto& w = h.syncWith("10", {pod("a", "u1", "5")});
+  // Events keep coming faster than the quiet interval: each check of the timer finds new bytes.
+  int rv = 11;
+  auto busy = [&] {
+    h.transport.data(w, event("MODIFIED", pod("a", "u1", std::to_string(rv++))));
+    h.io.run_for(std::chrono::milliseconds(1));
+    h.io.restart();
+  };
+  for (int i = 0; i < 30 && !h.observer.watchUp; ++i) busy();
+  h.clock.advance(11s);
+  bool up = false;
+  for (int i = 0; i < 5000 && !up; ++i) {
+    busy();
+    up = h.observer.watchUp;
+  }
+  CHECK(up);
 }
 
 TEST_CASE("watch events update the store and a clean end resumes from the last RV (bookmarks included)",
