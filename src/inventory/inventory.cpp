@@ -275,7 +275,10 @@ void Inventory::advanceTo(SystemTime at) { tracker_.advanceTo(at); }
 
 void Inventory::clearCluster(std::string_view cluster_name, SystemTime at) {
   tracker_.clearCluster(cluster_name, at);
-  if (auto it = clusters_.find(cluster_name); it != clusters_.end()) clusters_.erase(it);
+  if (auto it = clusters_.find(cluster_name); it != clusters_.end()) {
+    clusters_.erase(it);
+    ++nodeResourcesVersion_;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,8 +352,16 @@ std::vector<NodeResourceMode> Inventory::nodeModes(std::string_view cluster_name
   return out;
 }
 
-std::vector<GpuNodeCount> Inventory::gpuNodeCounts() const {
-  std::vector<GpuNodeCount> out;
+const Inventory::NodeModeSummary& Inventory::nodeModeSummary() const {
+  for (const auto& entry : clusters_) fresh(entry.first);  // pending node recounts first
+  NodeModeSummary& m = nodeModeSummary_;
+  if (m.version == nodeResourcesVersion_) return m;
+  m.version = nodeResourcesVersion_;
+  m.gpuNodes.clear();
+  m.problems.clear();
+  // One walk for both: per (cluster, mode) the nodes with units in it, and the resources whose
+  // mode is unknown or unlabelled.
+  std::vector<GpuNodeCount>& out = m.gpuNodes;
   std::array<int64_t, kSharingModeCount> counts{};
   const std::string* cluster = nullptr;
   const std::string* node = nullptr;
@@ -376,23 +387,20 @@ std::vector<GpuNodeCount> Inventory::gpuNodeCounts() const {
     }
     node = &n;
     modes |= 1U << static_cast<unsigned>(r.sharing.mode);
+    if (r.sharing.mode == SharingMode::Unknown || r.sharing.mode == SharingMode::Unlabelled)
+      m.problems.push_back(nodeResourceMode(c, n, r));
   });
   if (cluster != nullptr) closeCluster();
   std::sort(out.begin(), out.end(), [](const GpuNodeCount& a, const GpuNodeCount& b) {
     return std::tie(a.cluster, a.mode) < std::tie(b.cluster, b.mode);
   });
-  return out;
+  return m;
 }
 
+std::vector<GpuNodeCount> Inventory::gpuNodeCounts() const { return nodeModeSummary().gpuNodes; }
+
 std::vector<NodeResourceMode> Inventory::nodeModeProblems() const {
-  std::vector<NodeResourceMode> out;
-  forEachNvidiaResource({}, [&](const std::string& cluster, const std::string& node,
-                                const NodeResource& r) {
-    if (r.units <= 0) return;
-    if (r.sharing.mode != SharingMode::Unknown && r.sharing.mode != SharingMode::Unlabelled) return;
-    out.push_back(nodeResourceMode(cluster, node, r));
-  });
-  return out;
+  return nodeModeSummary().problems;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -578,6 +586,7 @@ void Inventory::recountNode(const ClusterState& state, const std::string& node_n
     for (const auto& r : part.resources) {
       if (r.deviceClass && *r.deviceClass != r.resource) serve(state, r.resource, *r.deviceClass, -1);
     }
+    std::vector<NodeResource> before = std::move(part.resources);
     part.resources.clear();
     if (record != nullptr) {
       for (const auto& [resource, milli] : record->allocatable) {
@@ -600,6 +609,8 @@ void Inventory::recountNode(const ClusterState& state, const std::string& node_n
       }
     }
     part.known = record != nullptr;
+    // A node's status updates (conditions, heartbeats) leave its resources as they were.
+    if (part.resources != before) ++nodeResourcesVersion_;
   }
 
   Contribution next;
@@ -947,8 +958,9 @@ InventorySnapshot Inventory::snapshot(bool withPools) const {
   s.at = tracker_.now();
   s.classes = classes();
   s.unclassified = unclassified();
-  s.gpuNodes = gpuNodeCounts();
-  s.nodeModeProblems = nodeModeProblems();
+  const NodeModeSummary& modes = nodeModeSummary();
+  s.gpuNodes = modes.gpuNodes;
+  s.nodeModeProblems = modes.problems;
   if (withPools) s.pools = pools();
   s.poolCounts = tracker_.poolCounts();
   s.poolIncompleteSeconds = tracker_.incompleteSeconds();

@@ -202,6 +202,7 @@ struct NodeSharing {
   /// True when the node hands out shares rather than whole devices: replicas > 1 or a "-SHARED"
   /// product. Resources already named "<resource>.shared" are shares regardless.
   bool shared() const { return replicas > 1 || productShared; }
+  bool operator==(const NodeSharing&) const = default;
 };
 
 /// Reads the sharing mode of extended resource `resource` (an "nvidia.com/" name) from a node's
@@ -467,6 +468,7 @@ class Inventory {
     int64_t units = 0;
     int64_t physical = 0;  // devices behind the units when the class counts shares
     NodeSharing sharing;   // NVIDIA resources: what the node's labels say (nodeModes)
+    bool operator==(const NodeResource&) const = default;
   };
   /// Derived state of one node name (a known node, or one that pods are bound to).
   struct NodePart {
@@ -521,6 +523,15 @@ class Inventory {
   /// clusters when empty), in (cluster, node, resource) order.
   template <typename Fn>
   void forEachNvidiaResource(std::string_view cluster, Fn&& fn) const;
+  /// gpuNodeCounts() and nodeModeProblems() as of the last change to any node's resources:
+  /// recounted only when one changed (a node's sharing labels, units, its coming or going), not
+  /// on every tick (bench/README.md, change 39).
+  struct NodeModeSummary {
+    uint64_t version = ~uint64_t{0};
+    std::vector<GpuNodeCount> gpuNodes;
+    std::vector<NodeResourceMode> problems;
+  };
+  const NodeModeSummary& nodeModeSummary() const;
   /// A pool recount that finds the same device keys, in the same order, as the pool's last one:
   /// updates their entries in ClusterState::devices in place (moving allocated devices whose
   /// class or usability changed) and returns true; false (nothing changed) otherwise.
@@ -561,6 +572,8 @@ class Inventory {
   PoolTracker tracker_;
   std::map<std::string, ClusterState, std::less<>> clusters_;
   uint64_t rejected_objects_ = 0;
+  mutable uint64_t nodeResourcesVersion_ = 0;  // bumped when any node's resources change
+  mutable NodeModeSummary nodeModeSummary_;
 };
 
 }  // namespace firstwork::inventory

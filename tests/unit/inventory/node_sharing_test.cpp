@@ -231,6 +231,65 @@ TEST_CASE("the tick's GPU node counts take a node once per mode and list only un
   CHECK(after.front() == GpuNodeCount{"w1", SharingMode::TimeSlicing, 1});
 }
 
+// The counts are kept between ticks and recounted when a node's resources change (change 39):
+// every kind of change must reach them, and changes that leave resources alone must not lose them.
+TEST_CASE("the GPU node counts follow relabelled nodes and changed units and outlive other updates",
+          "[inventory][sharing]") {
+  using firstwork::inventory::GpuNodeCount;
+  Inventory inventory;
+  auto ready = nodeFixture("node-gpu-ready-CONSTRUCTED.json");  // gpu-node-07: exclusive
+  REQUIRE(ready.meta.name == "gpu-node-07");
+  REQUIRE(inventory.onNode("w1", kAdd, ready));
+  const auto unlabelled = nodeFixture("node-gpu-unlabelled-CONSTRUCTED.json");  // gpu-node-08
+  REQUIRE(inventory.onNode("w1", kAdd, unlabelled));
+  auto problemNodes = [&] {
+    std::vector<std::string> out;
+    for (const auto& m : inventory.snapshot(/*withPools=*/false).nodeModeProblems) out.push_back(m.node);
+    return out;
+  };
+  CHECK(inventory.gpuNodeCounts() == std::vector<GpuNodeCount>{{"w1", SharingMode::Exclusive, 1},
+                                                               {"w1", SharingMode::Unlabelled, 1}});
+  CHECK(problemNodes() == std::vector<std::string>{"gpu-node-08"});
+
+  // A pod bound to a node recounts it (what it holds) without touching its resources.
+  REQUIRE(inventory.onPod("w1", kAdd, pod("ns", "p", "gpu-node-07", {{"nvidia.com/gpu", 1000}})));
+  CHECK(requireFigures(inventory, "nvidia.com/gpu").allocated == 1);
+  CHECK(inventory.gpuNodeCounts() == std::vector<GpuNodeCount>{{"w1", SharingMode::Exclusive, 1},
+                                                               {"w1", SharingMode::Unlabelled, 1}});
+
+  // GPU feature discovery labels the unlabelled node: exclusive, and no longer a problem.
+  auto labelled = unlabelled;
+  labelled.meta.labels = ready.meta.labels;
+  REQUIRE(inventory.onNode("w1", EventType::Modified, labelled));
+  CHECK(inventory.snapshot(/*withPools=*/false).gpuNodes ==
+        std::vector<GpuNodeCount>{{"w1", SharingMode::Exclusive, 2}});
+  CHECK(problemNodes().empty());
+
+  // A status update that leaves the resources as they were (the node cordoned) keeps the counts.
+  auto cordoned = ready;
+  cordoned.unschedulable = true;
+  REQUIRE(inventory.onNode("w1", EventType::Modified, cordoned));
+  CHECK(inventory.gpuNodeCounts() == std::vector<GpuNodeCount>{{"w1", SharingMode::Exclusive, 2}});
+
+  // gpu-node-07 publishes no GPU any more (device plugin gone): it counts in no mode.
+  auto drained = cordoned;
+  bool found = false;
+  for (auto& [resource, milli] : drained.allocatable) {
+    if (std::string_view(resource) == "nvidia.com/gpu") {
+      milli = 0;
+      found = true;
+    }
+  }
+  REQUIRE(found);
+  REQUIRE(inventory.onNode("w1", EventType::Modified, drained));
+  CHECK(inventory.gpuNodeCounts() == std::vector<GpuNodeCount>{{"w1", SharingMode::Exclusive, 1}});
+
+  // The cluster's objects are forgotten (it left the configuration): nothing to count.
+  inventory.clearCluster("w1", firstwork::SystemTime{});
+  CHECK(inventory.gpuNodeCounts().empty());
+  CHECK(problemNodes().empty());
+}
+
 TEST_CASE("contradictory or invalid sharing labels make the capacity unknown, not guessed",
           "[inventory][sharing]") {
   Inventory inventory;
