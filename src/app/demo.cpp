@@ -371,10 +371,10 @@ class LiveSummary {
       }
       out_ << fmt::format(
           "[incident] {} {}: {:.1f} GPU-minutes stranded after reconnection{}, first useful work "
-          "after {}, recovered in {:.1f} min\n",
+          "after {}, recovered in {}\n",
           i.value("cluster", ""), outcome, i.value("stranded_gpu_seconds", 0.0) / 60,
           units.empty() ? std::string() : fmt::format(" [{}]", fmt::join(units, "; ")), first,
-          i.value("recovery_seconds", 0.0) / 60);
+          minutes(numberOf(i, "recovery_seconds")));
     }
     for (const auto& c : api_.items("reclaims?limit=100000")) {
       auto outcome = c.value("outcome", "");

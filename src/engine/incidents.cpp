@@ -310,7 +310,7 @@ void MilestoneEngine::State::closeIncident(Incident& in, SystemTime closeAt, boo
   r.outcome = recovered ? IncidentOutcome::Recovered : IncidentOutcome::Failed;
   if (recovered) r.recoveredAt = closeAt;
   r.failureReason = std::move(failureReason);
-  observe(HistogramKind::Recovery, "obs/recovery/" + r.id, r.recoverySeconds, closeAt, now, cl, {},
+  observe(HistogramKind::Recovery, "obs/recovery/" + r.id, *r.recoverySeconds, closeAt, now, cl, {},
           {}, {}, std::string(incidentOutcomeName(r.outcome)));
   RecoveryTotals& totals = recoveryTotals[cl];
   totals.cluster = cl;

@@ -786,8 +786,11 @@ void MilestoneEngine::restoreReclaim(const ReclaimRecord& reclaim) { s_->restore
 
 void MilestoneEngine::restoreWorkerConnection(const WorkerConnectionRecord& connection) {
   if (!connection.known || s_->mkc.count(connection.worker) != 0) return;
+  // Only a configured worker has a MultiKueueCluster the live view follows (mkcToCluster), and
+  // only its records survive the daemon's start (removeUnconfiguredWorkerConnections): a record
+  // of a cluster since configured standalone or as a manager is no view of anything.
   const ClusterData* c = s_->cluster(connection.worker);
-  if (c == nullptr || c->config.role == ClusterRole::Management) return;
+  if (c == nullptr || c->config.role != ClusterRole::Worker) return;
   MkcState& st = s_->mkc[connection.worker];
   st.status = connection.active ? model::ConditionStatus::True : model::ConditionStatus::False;
   st.since = connection.since;

@@ -98,7 +98,9 @@ std::optional<engine::IncidentRecord> incidentFromJson(const std::string& body) 
       i.classes.push_back(std::move(f));
     }
   }
-  i.recoverySeconds = numberField(j, "recovery_seconds").value_or(0.0);
+  // Null while open; stores written before it was nullable hold 0 for an incident not closed.
+  i.recoverySeconds = numberField(j, "recovery_seconds");
+  if (!i.closedAt) i.recoverySeconds.reset();
   i.disconnectedSeconds = numberField(j, "disconnected_seconds");  // null: unknown, not 0
   i.excludedWorkloads = static_cast<int32_t>(integerField(j, "excluded_workloads"));
   i.failureReason = stringField(j, "failure_reason");

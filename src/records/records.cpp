@@ -59,7 +59,7 @@ json incidentObject(const engine::IncidentRecord& i) {
       {"closed_at", timeOrNull(i.closedAt)},
       {"stranded_gpu_seconds", i.strandedGpuSeconds},
       {"classes", incidentClasses(i)},
-      {"recovery_seconds", i.recoverySeconds},
+      {"recovery_seconds", numberOrNull(i.recoverySeconds)},  // null while open
       {"disconnected_seconds", numberOrNull(i.disconnectedSeconds)},
       {"excluded_workloads", i.excludedWorkloads},
       {"failure_reason", i.failureReason},

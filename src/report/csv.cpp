@@ -68,7 +68,7 @@ std::vector<OutputFile> renderCsv(const Report& report) {
              num(i.disconnectedSeconds),
              num(static_cast<double>(i.usableGpus)), num(static_cast<double>(i.demandGpus)),
              time(i.firstDispatchedAt), time(i.firstRunningAt), time(i.firstWorkAt),
-             time(i.lastProductiveAt), time(i.closedAt), i.closedAt ? num(i.recoverySeconds) : "",
+             time(i.lastProductiveAt), time(i.closedAt), num(i.recoverySeconds),
              num(i.strandedGpuSeconds), num(i.strandedGpuSeconds / 60.0),
              num(static_cast<double>(v.reconnectToFirstWork.size())), num(v.typicalFirstWork()),
              num(v.slowestFirstWork())});

@@ -49,7 +49,7 @@ json incidentJson(const IncidentView& v, const std::string& plot) {
           {"last_productive_at", time(i.lastProductiveAt)},
           {"recovered_at", time(i.recoveredAt)},
           {"closed_at", time(i.closedAt)},
-          {"recovery_seconds", i.recoverySeconds},
+          {"recovery_seconds", num(i.recoverySeconds)},
           {"stranded_gpu_seconds", i.strandedGpuSeconds},
           {"excluded_workloads", i.excludedWorkloads},
           {"reconnect_to_first_work_seconds", v.reconnectToFirstWork},

@@ -290,10 +290,10 @@ void incidentsSection(std::string& md, const Report& report) {
                           "workloads",
                           duration(v.typicalFirstWork()), duration(v.slowestFirstWork()),
                           v.reconnectToFirstWork.size());
-      if (v.record.closedAt && v.record.reconnectedAt)
+      if (v.record.closedAt && v.record.recoverySeconds)
         md += fmt::format("; {} {} after the reconnection",
                           v.record.outcome == engine::IncidentOutcome::Failed ? "failed" : "recovered",
-                          duration(v.record.recoverySeconds));
+                          duration(*v.record.recoverySeconds));
       if (v.record.excludedWorkloads > 0)
         md += fmt::format("; {} workloads stuck on their own fault (image, configuration, crash) "
                           "left out",

@@ -210,7 +210,7 @@ struct IncidentRecord {
   double strandedGpuSeconds = 0;
   /// Per device class, sorted by class; set when the incident closes.
   std::vector<IncidentClassFigures> classes;
-  double recoverySeconds = 0;      // reconnected → close (or failure time)
+  std::optional<double> recoverySeconds;  // reconnected → close (or failure time); unknown while open
   /// disconnected → reconnected; unset unless both are known (an outage seen only by its end).
   std::optional<double> disconnectedSeconds;
   int32_t excludedWorkloads = 0;

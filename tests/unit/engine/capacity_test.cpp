@@ -250,7 +250,7 @@ TEST_CASE("An invalid image is reserved-but-not-productive with reason image_pul
   CHECK(in->outcome == IncidentOutcome::Recovered);
   CHECK(*in->recoveredAt == at(R + seconds(300)));
   CHECK(in->strandedGpuSeconds == Approx(1680));
-  CHECK(in->recoverySeconds == Approx(300));
+  CHECK(in->recoverySeconds.value_or(-1) == Approx(300));
   CHECK(in->excludedWorkloads == 1);
   CHECK_FALSE(h.observation("obs/reconnect_to_first_work/" + id + "/mX"));
   CHECK(h.observation("obs/reconnect_to_first_work/" + id + "/mY")->seconds == Approx(300));

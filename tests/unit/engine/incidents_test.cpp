@@ -71,7 +71,7 @@ TEST_CASE("Design §5 drill: 32 idle GPUs at reconnection, 16 working after 8 mi
   CHECK(in->strandedGpuSeconds == Approx(19200));
   CHECK(in->strandedGpuSeconds / 60 == Approx(320));
   CHECK(*in->recoveredAt == at(seconds(600 + 720)));
-  CHECK(in->recoverySeconds == Approx(720));
+  CHECK(in->recoverySeconds.value_or(-1) == Approx(720));
   CHECK(in->disconnectedSeconds.value_or(-1) == Approx(600));
   CHECK(in->usableGpus == 32);
   CHECK(in->demandGpus == 32);
@@ -144,7 +144,7 @@ TEST_CASE("Second drill: 3 and 5 min = 128 GPU-minutes, 60 % less", "[engine][in
   CHECK(in->outcome == IncidentOutcome::Recovered);
   // 32 × 3 + 16 × 2 = 96 + 32 = 128 GPU-minutes = 7,680 GPU-seconds.
   CHECK(in->strandedGpuSeconds == Approx(7680));
-  CHECK(in->recoverySeconds == Approx(300));
+  CHECK(in->recoverySeconds.value_or(-1) == Approx(300));
   // Reduction against drill 1: (19,200 − 7,680) / 19,200 = 11,520 / 19,200 = 0.60;
   // 192 GPU-minutes = 3.2 GPU-h, US$12.80 at US$4/GPU-h.
   Harness before = runDrill(kDrill1);
@@ -170,7 +170,8 @@ TEST_CASE("The same drill observed late gives the same figures; the lag is repor
   CHECK(b->strandedGpuSeconds == Approx(a->strandedGpuSeconds));
   CHECK(b->strandedGpuSeconds == Approx(19200));
   CHECK(*b->recoveredAt == *a->recoveredAt);
-  CHECK(b->recoverySeconds == Approx(a->recoverySeconds));
+  REQUIRE(a->recoverySeconds);
+  CHECK(b->recoverySeconds.value_or(-1) == Approx(*a->recoverySeconds));
   CHECK(*b->firstRunningAt == *a->firstRunningAt);
   CHECK(*b->firstWorkAt == *a->firstWorkAt);
   CHECK(*b->lastProductiveAt == *a->lastProductiveAt);
@@ -403,6 +404,32 @@ TEST_CASE("A worker lost and regained while the daemon was down is still an inci
     second.step(at(seconds(800)));
     CHECK(second.all.incidents.empty());
   }
+}
+
+// A record survives only for a configured worker (the daemon deletes the others at start); a
+// cluster that was a worker and is now configured standalone or as the manager must not get a
+// MultiKueue connection back from it.
+TEST_CASE("A stored view of a worker is restored only for a cluster still configured as a worker",
+          "[engine][incident][restart]") {
+  engine::EngineConfig cfg = multiKueueConfigFor({"w1"});
+  cfg.clusters.push_back({"s1", engine::ClusterRole::Standalone, {}});
+  Harness h(cfg);
+  WorkerConnectionRecord view;
+  view.managementCluster = "manager";
+  view.known = true;
+  view.active = false;
+  view.since = at(seconds(-600));
+  view.reason = "ClientConnectionFailed";
+  for (const char* name : {"s1", "manager", "w9", "w1"}) {
+    view.worker = name;
+    h.e.restoreWorkerConnection(view);
+  }
+  h.step(at(seconds(0)));
+  const auto snap = h.e.snapshot();
+  REQUIRE(snap.connections.size() == 1);
+  CHECK(snap.connections[0].cluster == "w1");
+  CHECK(snap.connections[0].source == IncidentSource::MultiKueue);
+  CHECK_FALSE(snap.connections[0].connected);
 }
 
 TEST_CASE("Kueue's view of a worker is recorded at each transition and dropped with its "

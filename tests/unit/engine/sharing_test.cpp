@@ -384,7 +384,7 @@ TEST_CASE("reconnection on a mixed estate reports stranded minutes per unit, eac
   CHECK(in->outcome == IncidentOutcome::Recovered);
   // Every class back to 0 stranded once D works at 780 s: recovery 780 − 360 = 420 s.
   CHECK(*in->recoveredAt == at(seconds(780)));
-  CHECK(in->recoverySeconds == Approx(420));
+  CHECK(in->recoverySeconds.value_or(-1) == Approx(420));
   CHECK(*in->firstDispatchedAt == at(seconds(390)));
   CHECK(*in->firstWorkAt == at(seconds(540)));
 

@@ -165,7 +165,7 @@ TEST_CASE("incidentFromJson reads back every field incidentJson wrote", "[record
   CHECK_FALSE(out->recoveredAt);
   CHECK(out->closedAt == in.closedAt);
   CHECK(out->strandedGpuSeconds == Approx(19200.5));
-  CHECK(out->recoverySeconds == Approx(1800));
+  CHECK(out->recoverySeconds.value_or(-1) == Approx(1800));
   CHECK(out->disconnectedSeconds.value_or(-1) == Approx(300));
   CHECK(out->excludedWorkloads == 2);
   CHECK(out->failureReason == "budget");
@@ -220,6 +220,34 @@ TEST_CASE("An incident's outage length reads back as written: unknown stays unkn
     REQUIRE(text);
     CHECK_FALSE(text->disconnectedSeconds);
   }
+}
+
+TEST_CASE("An open incident's recovery length is unknown: written null and read back unknown",
+          "[records][incident]") {
+  IncidentRecord in;
+  in.id = "incident/w1/multikueue/1777626060000";
+  in.cluster = "w1";
+  in.outcome = IncidentOutcome::Recovering;
+  in.disconnectedAt = t("2026-05-01T09:01:00Z");
+  in.reconnectedAt = t("2026-05-01T09:06:00Z");
+  auto body = nlohmann::json::parse(records::incidentJson(in));
+  REQUIRE(body.contains("recovery_seconds"));
+  CHECK(body["recovery_seconds"].is_null());  // was 0: a recovery of no time at all
+  auto back = records::incidentFromJson(body.dump());
+  REQUIRE(back);
+  CHECK_FALSE(back->recoverySeconds);
+  // Stores written before it was nullable hold 0 for an incident not closed yet.
+  body["recovery_seconds"] = 0;
+  auto old = records::incidentFromJson(body.dump());
+  REQUIRE(old);
+  CHECK_FALSE(old->recoverySeconds);
+  // Closed within the second of its reconnection: a real 0 stays 0.
+  body["closed_at"] = "2026-05-01T09:06:00Z";
+  body["outcome"] = "recovered";
+  auto closed = records::incidentFromJson(body.dump());
+  REQUIRE(closed);
+  REQUIRE(closed->recoverySeconds);
+  CHECK(*closed->recoverySeconds == 0.0);
 }
 
 TEST_CASE("Milestones and observations written by toRecords read back", "[records]") {

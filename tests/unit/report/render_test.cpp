@@ -29,6 +29,19 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+/// The report of what the engine produced, through the store and back, as the report reads what
+/// the daemon wrote (09:00–14:00 on 2026-05-01).
+report::Report reportThroughStore(const engine::Outputs& out) {
+  auto t = [](const char* s) { return parseRfc3339(s).value(); };
+  auto s = store::makeMemoryStore();
+  std::vector<store::Record> recs;
+  for (auto& p : records::toRecords(out, log::Redactor())) recs.push_back(std::move(p.record));
+  REQUIRE(s->commit(recs).ok());
+  auto data = report::loadPeriod(*s, t("2026-05-01T09:00:00Z"), t("2026-05-01T14:00:00Z"));
+  REQUIRE(data.ok());
+  return report::buildReport(*data, nullptr, {});
+}
+
 }  // namespace
 
 TEST_CASE("Markdown states the before/after figures of the source material", "[report][render]") {
@@ -117,6 +130,45 @@ TEST_CASE("CSV tables and the JSON carry every figure of a comparison", "[report
   CHECK(j["options"]["rate_per_gpu_hour"] == 4.0);
 }
 
+TEST_CASE("A recovery's length is printed once the incident has closed and left blank while it is open",
+          "[report][render]") {
+  auto t = [](const char* s) { return parseRfc3339(s).value(); };
+  engine::Outputs out;
+  engine::IncidentRecord closed;
+  closed.id = "incident/w1/multikueue/a";
+  closed.cluster = "w1";
+  closed.outcome = engine::IncidentOutcome::Recovered;
+  closed.disconnectedAt = t("2026-05-01T10:00:00Z");
+  closed.reconnectedAt = t("2026-05-01T10:05:00Z");
+  closed.recoveredAt = closed.closedAt = t("2026-05-01T10:17:00Z");  // R + 12 min
+  closed.recoverySeconds = 720.0;
+  closed.disconnectedSeconds = 300.0;
+  closed.observedAt = t("2026-05-01T10:17:00Z");
+  engine::IncidentRecord open = closed;
+  open.id = "incident/w1/multikueue/b";
+  open.outcome = engine::IncidentOutcome::Recovering;
+  open.disconnectedAt = t("2026-05-01T11:00:00Z");
+  open.reconnectedAt = t("2026-05-01T11:05:00Z");
+  open.recoveredAt.reset();
+  open.closedAt.reset();
+  open.recoverySeconds.reset();
+  open.observedAt = t("2026-05-01T11:05:00Z");
+  out.incidents = {closed, open};
+  const auto r = reportThroughStore(out);
+  REQUIRE(r.current.incidents.size() == 2);
+
+  auto j = nlohmann::json::parse(report::renderJson(r).content);
+  INFO(j.dump(1));
+  CHECK(j["incidents"][0]["recovery_seconds"] == 720.0);
+  REQUIRE(j["incidents"][1].contains("recovery_seconds"));
+  CHECK(j["incidents"][1]["recovery_seconds"].is_null());  // not 0: it has not recovered
+
+  const auto mdFiles = report::renderMarkdown(r);
+  const auto& md = find(mdFiles, "report.md")->content;
+  CHECK(contains(md, "recovered 12m 00s after the reconnection"));
+  CHECK_FALSE(contains(md, "recovered 0s after the reconnection"));
+}
+
 TEST_CASE("An outage's length is printed when both its ends are known and left blank otherwise",
           "[report][render]") {
   auto t = [](const char* s) { return parseRfc3339(s).value(); };
@@ -151,14 +203,7 @@ TEST_CASE("An outage's length is printed when both its ends are known and left b
       outage("incident/w2/probe/e", IncidentSource::Probe, t("2026-05-01T13:30:00Z"),
              t("2026-05-01T13:30:00Z"), 0.0),
   };
-  // Through the store and back, as the report reads what the daemon wrote.
-  auto s = store::makeMemoryStore();
-  std::vector<store::Record> recs;
-  for (auto& p : records::toRecords(out, log::Redactor())) recs.push_back(std::move(p.record));
-  REQUIRE(s->commit(recs).ok());
-  auto data = report::loadPeriod(*s, t("2026-05-01T09:00:00Z"), t("2026-05-01T14:00:00Z"));
-  REQUIRE(data.ok());
-  const auto r = report::buildReport(*data, nullptr, {});
+  const auto r = reportThroughStore(out);
   REQUIRE(r.current.incidents.size() == 2);
   REQUIRE(r.current.telemetryGaps.size() == 3);
 
