@@ -7,7 +7,8 @@
 //   3. memory: the daemon's RSS per tracked object at the estate (150,000 pods, 50,000
 //      Workloads, 10,000 ResourceSlices, 50,000 ResourceClaims, 5,000 Nodes at --scale 1);
 //   4. initial sync of that estate: time to /readyz against a bare client that only downloads
-//      and parses the same lists (paginated like the daemon, simdjson On-Demand);
+//      and parses the same lists (paginated like the daemon, simdjson On-Demand); each side runs
+//      twice and the better runs are compared;
 //   5. /metrics latency at that estate, and ingestion throughput while scrapes arrive every
 //      second against the same burst without scrapes;
 //   6. event-to-metric latency at 5,000 events/s, and the daemon's CPU at 500 events/s.
@@ -693,20 +694,32 @@ int run(const Options& o) {
 
   // --- 4. initial sync vs a bare client --------------------------------------------------------
   BareSync bare = bareSync(e, 500);
+  // The daemon syncs twice too, each time a fresh process with an empty store, and the better of
+  // its two runs is set against the better of the bare client's: one run against the better of
+  // two read high on a noisy machine (1.12–1.66 over six runs on the Zen 5 EPYC).
+  double firstReady = 0;
+  double firstReadyCpu = 0;
+  {
+    Daemon first(dir, e, "estate-sync");
+    firstReady = first.waitReady(std::chrono::seconds(900));
+    firstReadyCpu = first.cpu();
+  }
   Daemon d(dir, e, "estate");
-  const double ready = d.waitReady(std::chrono::seconds(900));
-  const double readyCpu = d.cpu();
+  const double secondReady = d.waitReady(std::chrono::seconds(900));
+  const double secondReadyCpu = d.cpu();
+  const double ready = std::min(firstReady, secondReady);
+  const double readyCpu = firstReady < secondReady ? firstReadyCpu : secondReadyCpu;
   // Past /readyz the daemon steps what it listed (its engine and store work of the sync): when
   // it first falls idle, all of that is done.
   const double idleAt = d.waitIdle(gQuiet * 3, std::chrono::seconds(600));
   const double idleCpu = d.cpu();
   BareSync bare2 = bareSync(e, 500);  // again after, so both see a warm server
   const double bareBest = std::min(bare.seconds, bare2.seconds);
-  std::printf("\n[4] initial sync: firstworkd /readyz after %.2f s; bare client LIST+parse of the same lists "
-              "%.2f s (%zu items, %.0f MB; runs %.2f / %.2f s) → ratio %.2f (goal <= 1.5: %s)\n",
-              ready, bareBest, bare.items, static_cast<double>(bare.bytes) / 1e6, bare.seconds, bare2.seconds,
-              ready / bareBest, verdict(ready / bareBest <= 1.5));
-  std::printf("  firstworkd CPU until /readyz: %.2f s (bare client: %.2f s of this process's CPU); the sync's "
+  std::printf("\n[4] initial sync: firstworkd /readyz after %.2f s (runs %.2f / %.2f s); bare client LIST+parse of "
+              "the same lists %.2f s (%zu items, %.0f MB; runs %.2f / %.2f s) → ratio %.2f (goal <= 1.5: %s)\n",
+              ready, firstReady, secondReady, bareBest, bare.items, static_cast<double>(bare.bytes) / 1e6,
+              bare.seconds, bare2.seconds, ready / bareBest, verdict(ready / bareBest <= 1.5));
+  std::printf("  firstworkd CPU until /readyz: %.2f s in its better run (bare client: %.2f s of this process's CPU); the sync's "
               "steps done (first idle) after %.2f s, %.2f CPU-s\n",
               readyCpu, bare2.cpuSeconds, idleAt, idleCpu);
 
