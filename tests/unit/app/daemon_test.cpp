@@ -2,7 +2,9 @@
 // answers (the clusters here point at a port nobody listens on; the daemon is stopped at once).
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <sstream>
 
 #include "firstwork/app/daemon.hpp"
@@ -45,13 +47,15 @@ struct LogCapture {
   ~LogCapture() { log::logToStderr(); }
 };
 
-/// Starts a daemon with `options` and stops it; returns its log lines.
-std::vector<nlohmann::json> startAndStop(app::DaemonOptions options) {
+/// Starts a daemon with `options`, calls `whileRunning`, and stops it; returns its log lines.
+std::vector<nlohmann::json> startAndStop(app::DaemonOptions options,
+                                         const std::function<void()>& whileRunning = {}) {
   LogCapture logs;
   {
     app::Daemon daemon(std::move(options));
     auto started = daemon.start();
     REQUIRE(started.ok());
+    if (whileRunning) whileRunning();
     daemon.stop();
   }
   std::vector<nlohmann::json> lines;
@@ -61,6 +65,33 @@ std::vector<nlohmann::json> startAndStop(app::DaemonOptions options) {
     if (j.is_object()) lines.push_back(std::move(j));
   }
   return lines;
+}
+
+/// Options for a daemon on the store `db` whose clusters never answer (nothing listens).
+app::DaemonOptions optionsFor(const std::string& db, std::vector<config::ClusterConfig> clusters) {
+  app::DaemonOptions o;
+  o.config.store.path = db;
+  o.config.server.listen = "127.0.0.1:0";
+  o.config.clusters = std::move(clusters);
+  for (const auto& c : o.config.clusters) {
+    kube::RestConfig rest;
+    rest.server = "http://127.0.0.1:1";
+    o.restConfigs.emplace(c.name, rest);
+  }
+  return o;
+}
+
+/// The keys of the records of `kind` in the store `db`.
+std::vector<std::string> storedKeys(const std::string& db, const char* kind) {
+  auto s = store::openSqliteStore(db);
+  REQUIRE(s.ok());
+  store::Query q;
+  q.kind = kind;
+  auto rows = (*s)->query(q);
+  REQUIRE(rows.ok());
+  std::vector<std::string> keys;
+  for (const auto& r : *rows) keys.push_back(r.key);
+  return keys;
 }
 
 const nlohmann::json* findLine(const std::vector<nlohmann::json>& lines, const std::string& msg) {
@@ -89,22 +120,14 @@ TEST_CASE("At start the daemon deletes the stored views of workers no longer con
                           workerConnection("worker-2", "2026-05-01T11:00:00Z"), incident})
                 .ok());
   }
-  app::DaemonOptions o;
-  o.config.store.path = db;
-  o.config.server.listen = "127.0.0.1:0";
+  app::DaemonOptions o = optionsFor(db, {cluster("manager", config::ClusterRole::Management),
+                                         cluster("worker-1", config::ClusterRole::Worker),
+                                         cluster("worker-2", config::ClusterRole::Worker)});
   // Shard 0 of 2 owns worker-2 but not worker-1 (FNV-1a 64 of the names: odd, even); every shard
   // watches the management cluster, so worker-1's view is kept here too.
   o.config.shard = {0, 2};
-  o.config.clusters = {cluster("manager", config::ClusterRole::Management),
-                       cluster("worker-1", config::ClusterRole::Worker),
-                       cluster("worker-2", config::ClusterRole::Worker)};
   REQUIRE_FALSE(config::shardOwnsCluster(o.config.shard, o.config.clusters[1]));
   REQUIRE(config::shardOwnsCluster(o.config.shard, o.config.clusters[2]));
-  for (const auto& c : o.config.clusters) {
-    kube::RestConfig rest;
-    rest.server = "http://127.0.0.1:1";  // nothing listens: the clusters never answer
-    o.restConfigs.emplace(c.name, rest);
-  }
 
   const auto lines = startAndStop(o);
   const char* const removed = "removed the stored views of workers no longer configured";
@@ -114,17 +137,7 @@ TEST_CASE("At start the daemon deletes the stored views of workers no longer con
   CHECK((*line)["count"] == 2);
   CHECK((*line)["workers"] == "old-a,old-b");  // in the store's order: by time
 
-  auto stored = [&](const char* kind) {
-    auto s = store::openSqliteStore(db);
-    REQUIRE(s.ok());
-    store::Query q;
-    q.kind = kind;
-    auto rows = (*s)->query(q);
-    REQUIRE(rows.ok());
-    std::vector<std::string> keys;
-    for (const auto& r : *rows) keys.push_back(r.key);
-    return keys;
-  };
+  auto stored = [&](const char* kind) { return storedKeys(db, kind); };
   CHECK(stored(records::kWorkerConnectionKind) ==
         std::vector<std::string>{"wc/worker-1", "wc/worker-2"});
   CHECK(stored(records::kIncidentKind) == std::vector<std::string>{"incident/old-a/multikueue/1"});
@@ -133,4 +146,51 @@ TEST_CASE("At start the daemon deletes the stored views of workers no longer con
   CHECK_FALSE(findLine(startAndStop(o), removed));
   CHECK(stored(records::kWorkerConnectionKind) ==
         std::vector<std::string>{"wc/worker-1", "wc/worker-2"});
+}
+
+// The store is locked by another writer (a backup, an operator's sqlite3 shell) while the daemon
+// starts: the deletion fails after the busy timeout, is logged, and nothing is lost; the daemon
+// runs on and the next start deletes them.
+TEST_CASE("A failed deletion of unconfigured workers' views is logged and retried at the next start",
+          "[app][daemon]") {
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  {
+    auto s = store::openSqliteStore(db);
+    REQUIRE(s.ok());
+    REQUIRE((*s)
+                ->commit({workerConnection("old-a", "2026-05-01T08:00:00Z"),
+                          workerConnection("worker-1", "2026-05-01T09:00:00Z")})
+                .ok());
+  }
+  const auto o = optionsFor(db, {cluster("manager", config::ClusterRole::Management),
+                                 cluster("worker-1", config::ClusterRole::Worker)});
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  bool released = false;
+  auto release = [&] {
+    if (released) return;
+    released = true;
+    sqlite3_exec(other, "ROLLBACK;", nullptr, nullptr, nullptr);
+    sqlite3_close(other);
+  };
+  // Released while the daemon runs: its shutdown writes are not held up as well.
+  const auto locked = startAndStop(o, release);
+  release();
+  const auto* failed = findLine(locked, "removing the stored views of unconfigured workers failed");
+  REQUIRE(failed);
+  CHECK((*failed)["level"] == "error");
+  CHECK((*failed)["workers"] == "old-a");
+  CHECK_FALSE((*failed).value("error", "").empty());
+  const char* const removed = "removed the stored views of workers no longer configured";
+  CHECK_FALSE(findLine(locked, removed));
+  CHECK(storedKeys(db, records::kWorkerConnectionKind) ==
+        std::vector<std::string>{"wc/old-a", "wc/worker-1"});
+
+  const auto next = startAndStop(o);
+  const auto* line = findLine(next, removed);
+  REQUIRE(line);
+  CHECK((*line)["count"] == 1);
+  CHECK(storedKeys(db, records::kWorkerConnectionKind) == std::vector<std::string>{"wc/worker-1"});
 }
