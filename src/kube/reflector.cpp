@@ -140,9 +140,7 @@ void Reflector::stop() {
   ++watchGen_;
   timers_->retry.cancel();
   timers_->stall.cancel();
-  timers_->catchUp.cancel();
-  catchingUp_ = false;
-  setWatchUp(false);
+  setWatchUp(false);  // ends a catch-up too
   if (state_ != ReflectorState::Idle) setState(ReflectorState::Stopped);
 }
 
@@ -153,10 +151,7 @@ void Reflector::setState(ReflectorState s) {
 }
 
 void Reflector::setWatchUp(bool up) {
-  if (!up && catchingUp_) {
-    catchingUp_ = false;
-    timers_->catchUp.cancel();
-  }
+  endCatchUp();
   if (watchUp_ == up) return;
   watchUp_ = up;
   if (ctx_.observer) ctx_.observer->onWatchUp(ctx_.cluster, resource(), up);
@@ -505,8 +500,7 @@ void Reflector::beginWatch() {
   framer_.reset();
   watchActive_ = true;
   watchEnding_ = false;
-  catchingUp_ = false;  // a catch-up of a stream that ended cleanly starts again at this head
-  timers_->catchUp.cancel();
+  endCatchUp();  // a catch-up of a stream that ended cleanly starts again at this head
   watchStartedAt_ = clock_.monotonicNow();
   lastBytes_ = watchStartedAt_;
   watchBytes_ = 0;
@@ -594,17 +588,17 @@ void Reflector::armCatchUpTimer(uint64_t gen) {
     // backlog has been read: either way the watch is current.
     if (watchBytes_ == catchUpBytes_ ||
         clock_.monotonicNow() - watchHeadAt_ >= options_.catchUpLimit) {
-      caughtUp();
+      setWatchUp(true);
       return;
     }
     armCatchUpTimer(gen);
   });
 }
 
-void Reflector::caughtUp() {
+void Reflector::endCatchUp() {
+  if (!catchingUp_) return;
   catchingUp_ = false;
   timers_->catchUp.cancel();
-  setWatchUp(true);
 }
 
 void Reflector::onWatchData(uint64_t gen, std::string_view chunk) {
@@ -649,7 +643,7 @@ bool Reflector::onWatchLine(std::string_view line) {
     case model::EventType::Bookmark:
       if (!ev->resourceVersion.empty()) lastRv_ = ev->resourceVersion;
       // Sent after every event up to its RV: the replay is in.
-      if (catchingUp_) caughtUp();
+      if (catchingUp_) setWatchUp(true);
       return true;
     case model::EventType::Error: {
       endWatch();

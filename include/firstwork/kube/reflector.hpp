@@ -162,7 +162,7 @@ class Reflector {
   bool onWatchLine(std::string_view line);
   void armStallTimer(uint64_t gen, std::chrono::milliseconds after);
   void armCatchUpTimer(uint64_t gen);
-  void caughtUp();
+  void endCatchUp();  // the watch is up, down or begins again: no catch-up pending
   void endWatch();
   void markUnavailable(const std::string& why);
 

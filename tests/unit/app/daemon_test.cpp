@@ -81,6 +81,13 @@ app::DaemonOptions optionsFor(const std::string& db, std::vector<config::Cluster
   return o;
 }
 
+/// Writes `records` to the store `db` (created if absent) before a daemon opens it.
+void seed(const std::string& db, const std::vector<store::Record>& records) {
+  auto s = store::openSqliteStore(db);
+  REQUIRE(s.ok());
+  REQUIRE((*s)->commit(records).ok());
+}
+
 /// The keys of the records of `kind` in the store `db`.
 std::vector<std::string> storedKeys(const std::string& db, const char* kind) {
   auto s = store::openSqliteStore(db);
@@ -106,20 +113,14 @@ TEST_CASE("At start the daemon deletes the stored views of workers no longer con
           "[app][daemon]") {
   testing::TempDir dir("firstwork-daemon-test");
   const std::string db = (dir.path / "firstwork.db").string();
-  {
-    auto s = store::openSqliteStore(db);
-    REQUIRE(s.ok());
-    // Another kind of record of the same cluster: not touched.
-    const store::Record incident{records::kIncidentKind, "incident/old-a/multikueue/1", "old-a", "",
-                                 parseRfc3339("2026-05-01T08:00:00Z").value(), "{}",
-                                 store::WriteMode::Upsert};
-    REQUIRE((*s)
-                ->commit({workerConnection("old-a", "2026-05-01T08:00:00Z"),
-                          workerConnection("worker-1", "2026-05-01T09:00:00Z"),
-                          workerConnection("old-b", "2026-05-01T10:00:00Z"),
-                          workerConnection("worker-2", "2026-05-01T11:00:00Z"), incident})
-                .ok());
-  }
+  // Another kind of record of the same cluster: not touched.
+  const store::Record incident{records::kIncidentKind, "incident/old-a/multikueue/1", "old-a", "",
+                               parseRfc3339("2026-05-01T08:00:00Z").value(), "{}",
+                               store::WriteMode::Upsert};
+  seed(db, {workerConnection("old-a", "2026-05-01T08:00:00Z"),
+            workerConnection("worker-1", "2026-05-01T09:00:00Z"),
+            workerConnection("old-b", "2026-05-01T10:00:00Z"),
+            workerConnection("worker-2", "2026-05-01T11:00:00Z"), incident});
   app::DaemonOptions o = optionsFor(db, {cluster("manager", config::ClusterRole::Management),
                                          cluster("worker-1", config::ClusterRole::Worker),
                                          cluster("worker-2", config::ClusterRole::Worker)});
@@ -155,14 +156,8 @@ TEST_CASE("A failed deletion of unconfigured workers' views is logged and retrie
           "[app][daemon]") {
   testing::TempDir dir("firstwork-daemon-test");
   const std::string db = (dir.path / "firstwork.db").string();
-  {
-    auto s = store::openSqliteStore(db);
-    REQUIRE(s.ok());
-    REQUIRE((*s)
-                ->commit({workerConnection("old-a", "2026-05-01T08:00:00Z"),
-                          workerConnection("worker-1", "2026-05-01T09:00:00Z")})
-                .ok());
-  }
+  seed(db, {workerConnection("old-a", "2026-05-01T08:00:00Z"),
+            workerConnection("worker-1", "2026-05-01T09:00:00Z")});
   const auto o = optionsFor(db, {cluster("manager", config::ClusterRole::Management),
                                  cluster("worker-1", config::ClusterRole::Worker)});
   sqlite3* other = nullptr;
