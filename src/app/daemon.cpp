@@ -445,7 +445,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   }
 
   Status openStore() {
-    auto s = store::openSqliteStore(options.config.store.path);
+    store::SqliteOptions storeOptions;
+    storeOptions.notice = [this](const std::string& what) { log.info("store layout", {{"detail", what}}); };
+    auto s = store::openSqliteStore(options.config.store.path, storeOptions);
     if (!s.ok()) return Error{s.error()};
     store = std::move(*s);
     // Incidents that were still open when the daemon stopped go on being measured.

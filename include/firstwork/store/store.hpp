@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,14 +71,25 @@ using StorePtr = std::unique_ptr<Store>;
 struct SqliteOptions {
   bool readOnly = false;
   int busyTimeoutMs = 5000;
+  /// A store of an older layout (schema version 1) is converted at start only up to this size:
+  /// the conversion copies every record before the daemon answers its health checks.
+  uint64_t convertLayoutUpTo = uint64_t{256} << 20;
+  /// Told what the opening did or left undone that an operator should know (a conversion, or
+  /// why none was made). Optional.
+  std::function<void(const std::string&)> notice;
+  /// Free bytes on the store's file system (tests); empty: asked of the OS.
+  std::function<std::optional<uint64_t>(const std::string& path)> freeBytes;
 };
 
-/// The current schema version written by this build.
-inline constexpr int kSchemaVersion = 1;
+/// The schema version this build creates, and the oldest it reads and writes (see the versions in
+/// src/store/sqlite_store.cpp: they hold the same records in different layouts).
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestSchemaVersion = 1;
 
 /// Opens (creating if needed) an SQLite store in WAL mode with synchronous=FULL, so every
-/// committed transaction survives a SIGKILL or power loss. Migrates older schemas forward;
-/// refuses a newer schema version than this build knows.
+/// committed transaction survives a SIGKILL or power loss. Converts an older schema forward when
+/// that is cheap (SqliteOptions::convertLayoutUpTo) and otherwise serves it as it is; refuses a
+/// newer schema version than this build knows.
 Result<StorePtr> openSqliteStore(const std::string& path, const SqliteOptions& options = {});
 
 /// An in-memory store with the same semantics, for unit tests.

@@ -12,6 +12,7 @@
 #include "firstwork/log/log.hpp"
 #include "firstwork/records/records.hpp"
 #include "firstwork/store/store.hpp"
+#include "support/store_v1.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace firstwork;
@@ -86,6 +87,29 @@ void seed(const std::string& db, const std::vector<store::Record>& records) {
   auto s = store::openSqliteStore(db);
   REQUIRE(s.ok());
   REQUIRE((*s)->commit(records).ok());
+}
+
+/// Writes `records` to a new store `db` in the layout of schema version 1 (stores written before
+/// version 2: WITHOUT ROWID, keyed by kind and key), as that build left it.
+void seedVersion1(const std::string& db, const std::vector<store::Record>& records) {
+  sqlite3* h = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(h, (std::string("PRAGMA journal_mode=WAL;") + testing::kStoreSchemaV1).c_str(),
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(h, "INSERT INTO records VALUES(?,?,?,?,?,?);", -1, &st, nullptr) == SQLITE_OK);
+  for (const auto& r : records) {
+    sqlite3_bind_text(st, 1, r.kind.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, r.key.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, r.cluster.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, r.clusterQueue.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 5, std::chrono::duration_cast<std::chrono::milliseconds>(r.time.time_since_epoch()).count());
+    sqlite3_bind_text(st, 6, r.body.c_str(), -1, SQLITE_TRANSIENT);
+    CHECK(sqlite3_step(st) == SQLITE_DONE);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
 }
 
 /// The keys of the records of `kind` in the store `db`.
@@ -188,4 +212,26 @@ TEST_CASE("A failed deletion of unconfigured workers' views is logged and retrie
   REQUIRE(line);
   CHECK((*line)["count"] == 1);
   CHECK(storedKeys(db, records::kWorkerConnectionKind) == std::vector<std::string>{"wc/worker-1"});
+}
+
+TEST_CASE("A store of schema version 1 is converted at start, the log says so, and its records serve as before",
+          "[app][daemon]") {
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  seedVersion1(db, {workerConnection("old-a", "2026-05-01T08:00:00Z"),
+                    workerConnection("worker-1", "2026-05-01T09:00:00Z")});
+  const auto o = optionsFor(db, {cluster("manager", config::ClusterRole::Management),
+                                 cluster("worker-1", config::ClusterRole::Worker)});
+  const auto lines = startAndStop(o);
+  const auto* layout = findLine(lines, "store layout");
+  REQUIRE(layout);
+  CHECK((*layout)["level"] == "info");
+  CHECK((*layout).value("detail", "").find("store " + db + " converted from schema version 1 to 2 (0 MiB) in ") == 0);
+  // The converted records are read as before: the unconfigured worker's view is found and deleted.
+  const auto* removed = findLine(lines, "removed the stored views of workers no longer configured");
+  REQUIRE(removed);
+  CHECK((*removed)["workers"] == "old-a");
+  CHECK(storedKeys(db, records::kWorkerConnectionKind) == std::vector<std::string>{"wc/worker-1"});
+  // Converted once: the next start has nothing to say about the layout.
+  CHECK_FALSE(findLine(startAndStop(o), "store layout"));
 }

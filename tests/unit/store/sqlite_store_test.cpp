@@ -10,6 +10,7 @@
 #include <string>
 
 #include "firstwork/store/store.hpp"
+#include "support/store_v1.hpp"
 
 using namespace firstwork;
 using namespace firstwork::store;
@@ -25,6 +26,13 @@ struct TempDir {
   }
   ~TempDir() { fs::remove_all(path); }
 };
+
+SqliteOptions options(bool readOnly, int busyTimeoutMs) {
+  SqliteOptions o;
+  o.readOnly = readOnly;
+  o.busyTimeoutMs = busyTimeoutMs;
+  return o;
+}
 
 SystemTime at(int64_t seconds) { return SystemTime{std::chrono::seconds{seconds}}; }
 
@@ -116,6 +124,68 @@ void checkSemantics(Store& s) {
   CHECK_FALSE(*s.contains("worker_connection", "wc/w1"));
 }
 
+/// Runs `sql` on the database at `path` through a connection of its own.
+void execAt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* msg = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
+  INFO((msg ? msg : ""));
+  sqlite3_free(msg);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+/// The rows of a one-column `sql` at `path`, as text.
+std::vector<std::string> columnAt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK);
+  std::vector<std::string> out;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    auto p = sqlite3_column_text(st, 0);
+    out.emplace_back(p ? reinterpret_cast<const char*>(p) : "");
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+std::string userVersion(const std::string& path) { return columnAt(path, "PRAGMA user_version;").at(0); }
+std::string tableSql(const std::string& path) {
+  return columnAt(path, "SELECT sql FROM sqlite_master WHERE type='table' AND name='records';").at(0);
+}
+
+/// A version-1 store holding four records written out of time order.
+void writeV1Store(const std::string& path) {
+  // In WAL mode, as the build that wrote version 1 left its stores.
+  execAt(path, std::string("PRAGMA journal_mode=WAL;") + testing::kStoreSchemaV1 +
+                   "INSERT INTO records VALUES('observation','a','w1','cq',30000,'{\"a\":1}');"
+                   "INSERT INTO records VALUES('milestone','ms/w1/u1/7/queued','w2','cq2',10000,'{\"m\":1}');"
+                   "INSERT INTO records VALUES('incident','i1','w1','',20000,'{\"outcome\":\"open\"}');"
+                   "INSERT INTO records VALUES('worker_connection','wc/w1','w1','',5000,'{}');");
+}
+
+/// What a store holds of the four records writeV1Store wrote: every field, kind by kind.
+void checkV1Records(Store& s) {
+  auto obs = s.query({"observation", "", "", {}, {}, 100, {}, {}});
+  REQUIRE(obs.ok());
+  REQUIRE(obs->size() == 1);
+  CHECK((*obs)[0].key == "a");
+  CHECK((*obs)[0].cluster == "w1");
+  CHECK((*obs)[0].clusterQueue == "cq");
+  CHECK((*obs)[0].time == at(30));
+  CHECK((*obs)[0].body == "{\"a\":1}");
+  auto ms = s.query({"milestone", "w2", "cq2", at(10), at(11), 100, "ms/w1/u1/", "/queued"});
+  REQUIRE(ms.ok());
+  REQUIRE(ms->size() == 1);
+  CHECK((*ms)[0].body == "{\"m\":1}");
+  CHECK(*s.contains("incident", "i1"));
+  CHECK(*s.contains("worker_connection", "wc/w1"));
+  CHECK_FALSE(*s.contains("incident", "a"));
+}
+
 }  // namespace
 
 TEST_CASE("The SQLite store writes each fact once, upserts incidents, filters and prunes",
@@ -156,6 +226,141 @@ TEST_CASE("The SQLite store is in WAL mode and keeps data across reopen", "[stor
   CHECK(*(*again)->contains("milestone", "m1"));
 }
 
+TEST_CASE("A new store is created at schema version 2: records appended in write order, unique by kind and key",
+          "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  {
+    auto s = openSqliteStore(path);
+    REQUIRE(s.ok());
+    REQUIRE((*s)->commit({rec("observation", "late", 30), rec("observation", "early", 10)}).ok());
+    REQUIRE((*s)->commit({rec("milestone", "m", 20)}).ok());
+    auto again = (*s)->commit({rec("observation", "early", 10, "{\"x\":1}")});
+    REQUIRE(again.ok());
+    CHECK(*again == std::vector<bool>{false});
+  }
+  CHECK(userVersion(path) == "2");
+  CHECK(tableSql(path).find("WITHOUT ROWID") == std::string::npos);
+  CHECK(columnAt(path, "SELECT \"unique\" FROM pragma_index_list('records') WHERE name='records_by_key';") ==
+        std::vector<std::string>{"1"});
+  // Rows sit in the order they were written, not by key or time.
+  CHECK(columnAt(path, "SELECT key FROM records ORDER BY rowid;") ==
+        std::vector<std::string>{"late", "early", "m"});
+}
+
+TEST_CASE("A version-1 store is converted to version 2 at start with every record kept", "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  writeV1Store(path);
+  std::vector<std::string> notices;
+  SqliteOptions o;
+  o.notice = [&](const std::string& n) { notices.push_back(n); };
+  auto s = openSqliteStore(path, o);
+  REQUIRE(s.ok());
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].find("store " + path + " converted from schema version 1 to 2") == 0);
+  CHECK(userVersion(path) == "2");
+  CHECK(tableSql(path).find("WITHOUT ROWID") == std::string::npos);
+  CHECK(columnAt(path, "SELECT name FROM sqlite_master WHERE name='records_v1';").empty());
+  // Copied in time order, so that later records are appended after them.
+  CHECK(columnAt(path, "SELECT key FROM records ORDER BY rowid;") ==
+        std::vector<std::string>{"wc/w1", "ms/w1/u1/7/queued", "i1", "a"});
+  checkV1Records(**s);
+  // Still one record per (kind, key): insert-once keeps, upsert replaces.
+  auto w = (*s)->commit({rec("observation", "a", 30, "{\"again\":1}"),
+                         rec("incident", "i1", 20, "{\"outcome\":\"recovered\"}", WriteMode::Upsert),
+                         rec("observation", "b", 40)});
+  REQUIRE(w.ok());
+  CHECK(*w == std::vector<bool>{false, true, true});
+  CHECK(columnAt(path, "SELECT count(*) FROM records;") == std::vector<std::string>{"5"});
+  CHECK(columnAt(path, "SELECT key FROM records ORDER BY rowid DESC LIMIT 1;") == std::vector<std::string>{"b"});
+}
+
+TEST_CASE("A version-1 store too large to copy at start, or without room for the copy, is served as it is",
+          "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  std::vector<std::string> notices;
+  SqliteOptions o;
+  o.notice = [&](const std::string& n) { notices.push_back(n); };
+  std::string why;
+  SECTION("over the size this build converts at start") {
+    o.convertLayoutUpTo = 0;
+    why = "keeps schema version 1 (0 MiB): converting it to version 2, which writes about 30 % fewer "
+          "bytes per record, would copy every record at start, and this build does that only up to 0 MiB";
+  }
+  SECTION("less free space than two copies") {
+    o.freeBytes = [](const std::string& p) -> std::optional<uint64_t> {
+      CHECK(p.ends_with("/f.db"));
+      return uint64_t{16} << 20;
+    };
+    why = "keeps schema version 1: converting it to version 2 needs 16 MiB free beside it, and 16 MiB are";
+  }
+  SECTION("free space unknown") {
+    o.freeBytes = [](const std::string&) -> std::optional<uint64_t> { return std::nullopt; };
+    why = "keeps schema version 1: converting it to version 2 needs 16 MiB free beside it, and the free "
+          "space cannot be read";
+  }
+  execAt(path, testing::kStoreSchemaV1);  // empty, so that the whole contract can run on it
+  auto s = openSqliteStore(path, o);
+  REQUIRE(s.ok());
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0] == "store " + path + " " + why);
+  CHECK(userVersion(path) == "1");
+  CHECK(tableSql(path).find("WITHOUT ROWID") != std::string::npos);
+  // The version-1 layout keeps the whole contract.
+  checkSemantics(**s);
+  CHECK(userVersion(path) == "1");
+}
+
+TEST_CASE("A version-1 store whose conversion fails is rolled back, loses nothing, and is converted at the next start",
+          "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  writeV1Store(path);
+  // Another writer holds the store while it opens: the conversion cannot begin.
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  std::vector<std::string> notices;
+  SqliteOptions o;
+  o.busyTimeoutMs = 50;
+  o.notice = [&](const std::string& n) { notices.push_back(n); };
+  auto s = openSqliteStore(path, o);
+  REQUIRE(sqlite3_exec(other, "ROLLBACK;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(other);
+  REQUIRE(s.ok());
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].find("store " + path +
+                        " keeps schema version 1: converting it to version 2 failed (rolled back, nothing lost): ") == 0);
+  CHECK(notices[0].find("locked") != std::string::npos);
+  CHECK(userVersion(path) == "1");
+  checkV1Records(**s);
+  (*s).reset();  // closed: the next start
+  notices.clear();
+  auto again = openSqliteStore(path, o);
+  REQUIRE(again.ok());
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].find("converted from schema version 1 to 2") != std::string::npos);
+  CHECK(userVersion(path) == "2");
+  checkV1Records(**again);
+}
+
+TEST_CASE("A read-only open reads a version-1 store without converting it", "[store]") {
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  writeV1Store(path);
+  std::vector<std::string> notices;
+  SqliteOptions o;
+  o.readOnly = true;
+  o.notice = [&](const std::string& n) { notices.push_back(n); };
+  auto s = openSqliteStore(path, o);
+  REQUIRE(s.ok());
+  checkV1Records(**s);
+  CHECK(notices.empty());
+  CHECK(userVersion(path) == "1");
+}
+
 TEST_CASE("A store with a newer schema than this build is refused with a clear error", "[store]") {
   TempDir dir;
   auto path = (dir.path / "f.db").string();
@@ -176,7 +381,7 @@ TEST_CASE("A read-only store reports write errors and changes nothing", "[store]
     REQUIRE(s.ok());
     REQUIRE((*s)->commit({rec("observation", "a", 1)}).ok());
   }
-  auto ro = openSqliteStore(path, SqliteOptions{true, 100});
+  auto ro = openSqliteStore(path, options(true, 100));
   REQUIRE(ro.ok());
   auto w = (*ro)->commit({rec("observation", "b", 2), rec("observation", "c", 3)});
   REQUIRE_FALSE(w.ok());
@@ -192,7 +397,7 @@ TEST_CASE("The SQLite store's kept statements carry no state from one commit to 
   // must not see the earlier bindings.
   TempDir dir;
   auto path = (dir.path / "f.db").string();
-  auto s = openSqliteStore(path, SqliteOptions{false, 50});
+  auto s = openSqliteStore(path, options(false, 50));
   REQUIRE(s.ok());
   Store& st = **s;
   REQUIRE(st.commit({rec("open_cycle", "c1", 1, "{\"a\":1}", WriteMode::Upsert)}).ok());
