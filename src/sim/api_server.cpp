@@ -297,6 +297,33 @@ std::string watchLine(const char* type, const std::string& objectJson) {
   return s;
 }
 
+/// Deep equality that ignores the order of object keys, as two API objects compare (the
+/// ordered_json's own == compares keys in order), without copying or re-parsing either side.
+bool sameJson(const Json& a, const Json& b) {
+  if (a.type() != b.type()) return a.is_number() && b.is_number() && a == b;
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      auto other = b.find(it.key());
+      if (other == b.end() || !sameJson(it.value(), *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+/// `spec` of an object, or null when it has none.
+const Json* specOf(const Json& object) {
+  auto it = object.find("spec");
+  return it == object.end() ? nullptr : &*it;
+}
+
 Line makeLine(const char* type, const std::string& objectJson) {
   return std::make_shared<const std::string>(watchLine(type, objectJson));
 }
@@ -696,13 +723,16 @@ struct ApiServer::Impl {
     }
     if (!meta.contains("generation") && oldMeta.contains("generation") &&
         oldMeta["generation"].is_number_integer()) {
-      const bool specChanged = json.value("spec", Json()) != prev->json.value("spec", Json());
+      const Json* spec = specOf(json);
+      const Json* prevSpec = specOf(prev->json);
+      const bool specChanged =
+          (spec == nullptr) != (prevSpec == nullptr) || (spec != nullptr && !sameJson(*spec, *prevSpec));
       meta["generation"] = oldMeta["generation"].get<int64_t>() + (specChanged ? 1 : 0);
     }
     // An update that changes nothing is not written, so it gets no RV and no event (etcd's
     // GuaranteedUpdate short-circuit). Compare key-order-insensitively.
     meta["resourceVersion"] = std::to_string(prev->rv);
-    if (nlohmann::json::parse(json.dump()) == nlohmann::json::parse(prev->wire)) {
+    if (sameJson(json, prev->json)) {
       return prev->wire;
     }
     ObjPtr obj = finish(r, std::move(json), ++rv_);

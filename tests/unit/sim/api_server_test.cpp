@@ -369,6 +369,24 @@ TEST_CASE("Objects get uid, creationTimestamp and cluster-wide monotonic RVs", "
   CHECK_FALSE(s.remove("pods", "ns1", "a"));
   CHECK(s.currentResourceVersion() == 7);
   CHECK(s.remove("nodes", "", "n1"));
+
+  // Key order is not a change, as the API server compares objects: the Workload sent with its keys
+  // in another order is not written, and with a status added it is written but keeps its
+  // generation (its spec is the same).
+  auto two = Json::parse(s.apply(
+      "workloads",
+      R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"w","namespace":"ns1"},)"
+      R"("spec":{"priority":1,"queueName":"other-queue"}})"));
+  CHECK(two["metadata"]["generation"] == 3);
+  const auto rv = s.currentResourceVersion();
+  const std::string reordered =
+      R"({"spec":{"queueName":"other-queue","priority":1},"metadata":{"namespace":"ns1","name":"w"},)"
+      R"("kind":"Workload","apiVersion":"kueue.x-k8s.io/v1beta2"})";
+  CHECK(rvOf(Json::parse(s.apply("workloads", reordered))) == rv);
+  CHECK(s.currentResourceVersion() == rv);
+  auto withStatus = Json::parse(s.apply("workloads", R"({"status":{"conditions":[]},)" + reordered.substr(1)));
+  CHECK(rvOf(withStatus) == rv + 1);
+  CHECK(withStatus["metadata"]["generation"] == 3);
 }
 
 TEST_CASE("GET of one object, and 404 Status for a missing one", "[sim]") {
