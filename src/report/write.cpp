@@ -33,7 +33,7 @@ Result<std::vector<std::string>> writeReport(const Report& report,
   std::vector<std::string> written;
   for (const auto& f : files) {
     const fs::path path = fs::path(dir) / f.name;
-    // Write beside, then rename: a reader never sees half a file, a failure leaves no stub.
+    // Write beside, then rename: a reader never sees half a file, a failure leaves no partial file.
     const fs::path tmp = path.string() + ".tmp";
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -725,8 +725,7 @@ struct ApiServer::Impl {
         oldMeta["generation"].is_number_integer()) {
       const Json* spec = specOf(json);
       const Json* prevSpec = specOf(prev->json);
-      const bool specChanged =
-          (spec == nullptr) != (prevSpec == nullptr) || (spec != nullptr && !sameJson(*spec, *prevSpec));
+      const bool specChanged = spec && prevSpec ? !sameJson(*spec, *prevSpec) : spec != prevSpec;
       meta["generation"] = oldMeta["generation"].get<int64_t>() + (specChanged ? 1 : 0);
     }
     // An update that changes nothing is not written, so it gets no RV and no event (etcd's

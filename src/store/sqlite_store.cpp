@@ -284,15 +284,20 @@ class SqliteStore final : public Store {
  private:
   /// A new store: the current layout and version in one transaction.
   Status create() {
-    if (auto s = exec("BEGIN IMMEDIATE;"); !s) return s;
-    auto s = exec(createV2());
-    if (s) s = exec(fmt::format("PRAGMA user_version={};", kSchemaVersion));
-    if (!s) {
-      rollback();
+    if (auto s = migrate(createV2(), kSchemaVersion); !s)
       return makeError(fmt::format("store {}: creating schema version {} failed: {}", path_,
                                    kSchemaVersion, s.error()));
-    }
-    return exec("COMMIT;");
+    return Ok{};
+  }
+
+  /// Runs `sql` and sets the schema version to `version` in one transaction; rolled back on error.
+  Status migrate(const std::string& sql, int version) {
+    auto s = exec("BEGIN IMMEDIATE;");
+    if (s) s = exec(sql);
+    if (s) s = exec(fmt::format("PRAGMA user_version={};", version));
+    if (s) s = exec("COMMIT;");
+    if (!s) rollback();
+    return s;
   }
 
   /// Converts a version-1 store to version 2 when that is cheap: the copy runs before the daemon
@@ -330,12 +335,7 @@ class SqliteStore final : public Store {
       return;
     }
     const auto started = std::chrono::steady_clock::now();
-    auto s = exec("BEGIN IMMEDIATE;");
-    if (s) s = exec(convertV1ToV2());
-    if (s) s = exec("PRAGMA user_version=2;");
-    if (s) s = exec("COMMIT;");
-    if (!s) {
-      rollback();
+    if (auto s = migrate(convertV1ToV2(), 2); !s) {
       notice(fmt::format("store {} keeps schema version 1: converting it to version 2 failed "
                          "(rolled back, nothing lost): {}", path_, s.error()));
       return;

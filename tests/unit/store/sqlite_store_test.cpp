@@ -209,18 +209,8 @@ TEST_CASE("The SQLite store is in WAL mode and keeps data across reopen", "[stor
     REQUIRE(s.ok());
     REQUIRE((*s)->commit({rec("milestone", "m1", 1, "{\"m\":\"reserved\"}")}).ok());
   }
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, "PRAGMA journal_mode;", -1, &st, nullptr);
-  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "wal");
-  sqlite3_finalize(st);
-  sqlite3_prepare_v2(db, "PRAGMA user_version;", -1, &st, nullptr);
-  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(st, 0) == kSchemaVersion);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  CHECK(columnAt(path, "PRAGMA journal_mode;") == std::vector<std::string>{"wal"});
+  CHECK(userVersion(path) == std::to_string(kSchemaVersion));
   auto again = openSqliteStore(path);
   REQUIRE(again.ok());
   CHECK(*(*again)->contains("milestone", "m1"));
