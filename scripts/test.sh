@@ -9,10 +9,11 @@
 #                of fresh fuzzing per target.
 #   build-tsan/  GCC 12 (the production compiler, so CI compiles the daemon with both), TSan:
 #                what runs threads -- the kube transport and reflectors on the Asio loop, the HTTP
-#                server and /metrics snapshot, the API test server, the PromQL probe and the
-#                scenario player (their unit tests) -- and the daemon end to end (`firstworkd run`
-#                following a worker outage; a real Prometheus scraping firstworkd while it ingests
-#                the drills: scrape vs ingest), driven by build-asan's end-to-end tests.
+#                server and /metrics snapshot, the API test server, the PromQL probe, the
+#                scenario player and the store's commit thread (their unit tests) -- and the
+#                daemon end to end (`firstworkd run` following a worker outage; a real Prometheus
+#                scraping firstworkd while it ingests the drills: scrape vs ingest), driven by
+#                build-asan's end-to-end tests.
 #
 # Sanitizer reports of every process (test binaries, the firstworkd they start, fuzzers) go to
 # <dir>/sanitizer-reports/; any file there fails the run and is printed, so a report from a child
@@ -133,7 +134,8 @@ else
   configure "$TSAN" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" \
     -DFIRSTWORK_SOURCE_FLAGS=-O1 -DFIRSTWORK_SANITIZE=thread -DFIRSTWORK_BUILD_BENCH=OFF
   nice -n 19 cmake --build "$TSAN" -j "$JOBS" --target firstworkd firstwork_kube_tests \
-    firstwork_http_tests firstwork_sim_tests firstwork_signals_tests firstwork_scenario_tests
+    firstwork_http_tests firstwork_sim_tests firstwork_signals_tests firstwork_scenario_tests \
+    firstwork_store_thread_tests
   took "build $TSAN" $t
 
   # Sanitizer builds run on the system allocator (ASan and TSan replace malloc); the daemon the
@@ -159,7 +161,7 @@ else
   # server starting 256 worker threads before accepting anything (seconds under TSan); it now
   # starts them as connections need them, and this stage went from 213 s to 51 s.
   run_ctest "$TSAN/ctest.log" "ctest $TSAN units" --test-dir "$TSAN" -j "$TSAN_CTEST_JOBS" \
-    -L '^firstwork_(kube|http|sim|signals|scenario)_tests$' \
+    -L '^firstwork_(kube|http|sim|signals|scenario|store_thread)_tests$' \
     -E '^(a 1\.6 MB object|an initial list of 10000 pods)'
   # The TSan daemon end to end, driven by the ASan build's end-to-end tests (only the daemon's
   # threads are under test here; -FC: the suite-wide log scan already ran in the ASan stage).

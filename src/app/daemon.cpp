@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <future>
 #include <mutex>
 #include <set>
@@ -32,6 +33,7 @@
 #include "firstwork/records/records.hpp"
 #include "firstwork/signals/useful_work_probe.hpp"
 #include "firstwork/store/store.hpp"
+#include "firstwork/store/store_thread.hpp"
 
 namespace firstwork::app {
 namespace {
@@ -338,24 +340,49 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     }
   }
 
-  /// Every fact is committed before it is exported (design §7). A failing store keeps the
+  /// Every fact is committed before it is exported (design §7). The commit runs on the store
+  /// thread, one batch at a time: the loop goes on reading the watches meanwhile, and exports a
+  /// batch's figures when it returns (commitReturned). A step while a batch is out leaves its
+  /// records pending; they go as the next batch when that one returns. A failing store keeps the
   /// records queued (bounded) and the daemon exporting gauges; they are retried every step.
   void commitPending() {
+    if (inFlight) return;
     // Closed incidents and reclaims are final. A process started after they closed derives them
     // again from the relisted objects, which may no longer show what they were measured from
     // (a reclaim victim's interrupted cycle is gone once it is requeued): found by the fault
-    // soak, where a restart rewrote completed reclaims with 0 interrupted GPU-seconds.
+    // soak, where a restart rewrote completed reclaims with 0 interrupted GPU-seconds. Asked
+    // here, with no batch out, the loop's connection sees every closing committed before.
     std::erase_if(pending, [&](const PendingRecord& p) { return closedAlready(p.record); });
     if (pending.empty()) return;
     // The records travel to the store and back by move: a copy of every body was most of a
     // large commit's allocations (the first step after a sync writes tens of thousands).
-    std::vector<store::Record> recs;
-    recs.reserve(pending.size());
-    for (auto& p : pending) recs.push_back(std::move(p.record));
-    auto res = store->commit(recs);
-    for (size_t i = 0; i < pending.size(); ++i) pending[i].record = std::move(recs[i]);
+    auto batch = std::make_shared<CommitBatch>();
+    batch->records.reserve(pending.size());
+    for (auto& p : pending) batch->records.push_back(std::move(p.record));
+    inFlightPending = std::move(pending);
+    pending.clear();
+    inFlight = batch;
+    storeThread->post([this, batch](store::Store& s) {
+      batch->result.emplace(s.commit(batch->records));
+      batch->done.store(true, std::memory_order_release);
+      asio::post(io, [this] { commitReturned(); });
+    });
+  }
+
+  /// The batch out came back: exports what the store accepted as new, or queues the records
+  /// again in front of those pending since.
+  void commitReturned() {
+    if (!inFlight || !inFlight->done.load(std::memory_order_acquire)) return;
+    const auto batch = std::move(inFlight);
+    inFlight.reset();
+    auto done = std::move(inFlightPending);
+    inFlightPending.clear();
+    for (size_t i = 0; i < done.size(); ++i) done[i].record = std::move(batch->records[i]);
+    const auto& res = *batch->result;
     if (!res.ok()) {
       self.storeError("write");
+      done.insert(done.end(), std::make_move_iterator(pending.begin()), std::make_move_iterator(pending.end()));
+      pending = std::move(done);
       if (!storeFailing)
         log.error("store write failed; records kept in memory and retried",
                   {{"error", res.error()}, {"pending", static_cast<uint64_t>(pending.size())}});
@@ -367,16 +394,31 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     }
     if (storeFailing) log.info("store writes recovered", {});
     storeFailing = false;
-    for (size_t i = 0; i < pending.size(); ++i) {
+    for (size_t i = 0; i < done.size(); ++i) {
       if (!(*res)[i]) continue;
-      const auto& p = pending[i];
+      const auto& p = done[i];
       engineMetrics.exportCommitted(p);
       if (p.effect == PendingRecord::Effect::RecoveryClosed)
         log.info("incident closed", {{"cluster", p.cluster},
                                       {"outcome", p.outcome},
                                       {"stranded_gpu_minutes", p.strandedGpuSeconds / 60.0}});
     }
-    pending.clear();
+    commitPending();  // what the steps left meanwhile
+  }
+
+  /// At shutdown, on the loop: waits for the batch out and commits what is pending, until
+  /// nothing is left or the store fails (what it could not write is derived again at the next
+  /// start, as after a SIGKILL; the log says how much).
+  void finishCommits() {
+    for (;;) {
+      commitPending();
+      if (!inFlight) return;
+      storeThread->drain();
+      commitReturned();
+      if (storeFailing && !inFlight) break;
+    }
+    log.error("store write failed at shutdown; records not written (derived again at the next start)",
+              {{"records", static_cast<uint64_t>(pending.size())}});
   }
 
   /// An incident or reclaim record whose closing was committed before (its `_closed` twin).
@@ -394,11 +436,15 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (lastPrune != MonotonicTime{} && mono - lastPrune < 1h) return;
     lastPrune = mono;
     // Kueue's view of each worker is kept however long it has not changed.
-    auto res = store->prune(now - options.config.store.retention, {records::kWorkerConnectionKind});
-    if (!res.ok()) {
-      self.storeError("prune");
-      log.error("store prune failed", {{"error", res.error()}});
-    }
+    // On the store thread, after the commits posted before it (a write of its own: from the
+    // loop's connection it would wait for the commit out).
+    storeThread->post([this, cutoff = now - options.config.store.retention](store::Store& s) {
+      auto res = s.prune(cutoff, {records::kWorkerConnectionKind});
+      if (!res.ok()) {
+        self.storeError("prune");  // SelfMetrics and the logger are thread-safe
+        log.error("store prune failed", {{"error", res.error()}});
+      }
+    });
   }
 
   /// Gives the memory of past bursts back to the OS (see HeapReleasePolicy): the decoder's
@@ -475,7 +521,14 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       if (auto c = records::workerConnectionFromJson(r.body)) engine.restoreWorkerConnection(*c);
     }
     removeUnconfiguredWorkerConnections(*connections);
-    return restoreOpenCycles();
+    if (auto restored = restoreOpenCycles(); !restored) return restored;
+    // The store thread's connection: commits and prunes. This one serves the loop's reads.
+    store::SqliteOptions writerOptions;
+    writerOptions.convertLayoutUpTo = 0;  // the conversion, if any, was the first opening's
+    auto w = store::openSqliteStore(options.config.store.path, writerOptions);
+    if (!w.ok()) return Error{w.error()};
+    storeThread = std::make_unique<store::StoreThread>(std::move(*w));
+    return Ok{};
   }
 
   /// Deletes the stored views of workers no longer in the configuration: pruning keeps the kind
@@ -638,9 +691,19 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   StepPacer pacer{std::chrono::milliseconds(250)};
   std::thread loop;
   engine::MilestoneEngine engine;
+  /// The loop's connection: the API's reads, closedAlready, the start-up restore.
   store::StorePtr store;
   std::optional<records::GpuSecondsRecorder> gpuSeconds;
   std::vector<PendingRecord> pending;
+  /// One batch of records out on the store thread at a time (commitPending): the store thread
+  /// writes `result` and then `done`; the loop reads them once `done` is set.
+  struct CommitBatch {
+    std::vector<store::Record> records;
+    std::optional<Result<std::vector<bool>>> result;
+    std::atomic<bool> done{false};
+  };
+  std::shared_ptr<CommitBatch> inFlight;
+  std::vector<PendingRecord> inFlightPending;  // what to export of it, in the same order
   bool storeFailing = false;
   MonotonicTime lastPrune{};
   HeapReleasePolicy heapPolicy;
@@ -651,6 +714,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   bool stopping = false;
   log::Redactor redactor;
   log::Logger log;
+  /// Commits and prunes (a connection of its own). Declared after `io`, which its jobs post to,
+  /// so it is joined first.
+  std::unique_ptr<store::StoreThread> storeThread;
   mutable std::mutex readyMu;
   std::vector<std::string> notReadyLines{"starting"};
 };
@@ -767,7 +833,8 @@ void Daemon::stop() {
     if (d.tickTimer) d.tickTimer->cancel();
     if (d.flushTimer) d.flushTimer->cancel();
     for (auto& c : d.clusters) c.client->stop();
-    d.step(false);  // commit what is pending
+    d.step(false);       // the last records
+    d.finishCommits();   // committed before the loop stops
     done.set_value();
   });
   done.get_future().wait();
@@ -775,6 +842,7 @@ void Daemon::stop() {
   d.work.reset();
   d.io.stop();
   d.loop.join();
+  d.storeThread.reset();  // runs what is queued (a prune), then joins
   d.clusters.clear();
 }
 

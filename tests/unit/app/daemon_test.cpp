@@ -3,14 +3,17 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sstream>
+#include <thread>
 
 #include "firstwork/app/daemon.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/records/records.hpp"
+#include "firstwork/sim/api_server.hpp"
 #include "firstwork/store/store.hpp"
 #include "support/store_v1.hpp"
 #include "support/temp_dir.hpp"
@@ -48,6 +51,17 @@ struct LogCapture {
   ~LogCapture() { log::logToStderr(); }
 };
 
+/// Log lines of `text` (one JSON object each).
+std::vector<nlohmann::json> logLines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object()) lines.push_back(std::move(j));
+  }
+  return lines;
+}
+
 /// Starts a daemon with `options`, calls `whileRunning`, and stops it; returns its log lines.
 std::vector<nlohmann::json> startAndStop(app::DaemonOptions options,
                                          const std::function<void()>& whileRunning = {}) {
@@ -59,13 +73,7 @@ std::vector<nlohmann::json> startAndStop(app::DaemonOptions options,
     if (whileRunning) whileRunning();
     daemon.stop();
   }
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(logs.out.str());
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object()) lines.push_back(std::move(j));
-  }
-  return lines;
+  return logLines(logs.out.str());
 }
 
 /// Options for a daemon on the store `db` whose clusters never answer (nothing listens).
@@ -123,6 +131,65 @@ std::vector<std::string> storedKeys(const std::string& db, const char* kind) {
   std::vector<std::string> keys;
   for (const auto& r : *rows) keys.push_back(r.key);
   return keys;
+}
+
+std::string ago(std::chrono::seconds s) {
+  return formatRfc3339(std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()) - s);
+}
+
+/// One node of 8 GPUs (capacity: a GPU-seconds record when the daemon stops).
+void seedNode(sim::ApiServer& s) {
+  const std::string day = ago(std::chrono::hours(24));
+  s.create("nodes", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-node-0","uid":"node-uid-0",
+    "creationTimestamp":")" + day + R"("},"status":{"allocatable":{"nvidia.com/gpu":"8"},
+    "conditions":[{"type":"Ready","status":"True","lastTransitionTime":")" + day + R"("}]}})");
+}
+
+/// research/train-0 (uid wl-uid-0), admitted 9 minutes ago: its milestones are records.
+void seedWorkload(sim::ApiServer& s) {
+  using namespace std::chrono_literals;
+  s.create("workloads", R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"train-0",
+    "namespace":"research","uid":"wl-uid-0","creationTimestamp":")" + ago(600s) + R"("},
+    "spec":{"queueName":"research-lq","podSets":[{"name":"main","count":1,"template":{"spec":{"containers":
+      [{"name":"trainer","resources":{"requests":{"nvidia.com/gpu":"4"}}}]}}}]},
+    "status":{"admission":{"clusterQueue":"train-cq"},"conditions":[
+      {"type":"QuotaReserved","status":"True","reason":"QuotaReserved","lastTransitionTime":")" + ago(540s) + R"("},
+      {"type":"Admitted","status":"True","reason":"Admitted","lastTransitionTime":")" + ago(540s) + R"("}]}})");
+}
+
+/// A standalone cluster "gpu-a" served by `server`, on the store `db`.
+app::DaemonOptions optionsFor(const std::string& db, const sim::ApiServer& server) {
+  auto o = optionsFor(db, {cluster("gpu-a", config::ClusterRole::Standalone)});
+  o.restConfigs["gpu-a"].server = server.baseUrl();
+  o.restConfigs["gpu-a"].token = server.token();
+  o.tickInterval = std::chrono::milliseconds(100);
+  return o;
+}
+
+/// Another writer holding the store's write lock (a backup, an operator's sqlite3 shell).
+struct WriteLock {
+  sqlite3* db = nullptr;
+  explicit WriteLock(const std::string& path) {
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  void release() {
+    if (!db) return;
+    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    db = nullptr;
+  }
+  ~WriteLock() { release(); }
+};
+
+/// Waits up to 30 s for `ready`.
+bool waitFor(const std::function<bool()>& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 const nlohmann::json* findLine(const std::vector<nlohmann::json>& lines, const std::string& msg) {
@@ -234,4 +301,104 @@ TEST_CASE("A store of schema version 1 is converted at start, the log says so, a
   CHECK(storedKeys(db, records::kWorkerConnectionKind) == std::vector<std::string>{"wc/worker-1"});
   // Converted once: the next start has nothing to say about the layout.
   CHECK_FALSE(findLine(startAndStop(o), "store layout"));
+}
+
+namespace {
+
+int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+size_t countWithPrefix(const std::vector<std::string>& keys, const std::string& prefix) {
+  return static_cast<size_t>(std::count_if(keys.begin(), keys.end(),
+                                           [&](const std::string& k) { return k.rfind(prefix, 0) == 0; }));
+}
+
+/// A gpu_seconds key is gpus/<from ms>/<to ms>: the end of its period.
+int64_t periodEndMs(const std::string& key) { return std::stoll(key.substr(key.rfind('/') + 1)); }
+
+/// A daemon on the sim cluster gpu-a (one 8-GPU node), ready.
+struct LiveDaemon {
+  std::unique_ptr<sim::ApiServer> server;
+  std::unique_ptr<app::Daemon> daemon;  // stopped before the server goes
+  LiveDaemon(const std::string& db, bool seedTheWorkload) {
+    sim::ApiServerOptions o;
+    o.name = "gpu-a";
+    o.token = "daemon-test-token";
+    server = std::make_unique<sim::ApiServer>(o);
+    server->start();
+    seedNode(*server);
+    if (seedTheWorkload) seedWorkload(*server);
+    daemon = std::make_unique<app::Daemon>(optionsFor(db, *server));
+    REQUIRE(daemon->start().ok());
+    REQUIRE(waitFor([&] { return daemon->ready(); }));
+  }
+};
+
+}  // namespace
+
+// The commit runs on the store thread. The daemon stopped while a commit waits for the store
+// (another writer holds it, inside the busy timeout) writes that commit and then the last step's
+// records before stop() returns: the workload's milestones, and the GPU-seconds of the period up
+// to the stop, which only the last step writes.
+TEST_CASE("Stopping while a commit waits for the store writes it and then the last step's records",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  LogCapture logs;
+  int64_t stoppedAtMs = 0;
+  {
+    LiveDaemon live(db, false);
+    WriteLock lock(db);
+    seedWorkload(*live.server);  // its milestones go to the store thread and wait for the lock
+    std::this_thread::sleep_for(700ms);
+    stoppedAtMs = nowMs();
+    auto stopped = std::async(std::launch::async, [&] { live.daemon->stop(); });
+    CHECK(stopped.wait_for(500ms) == std::future_status::timeout);  // it waits for the store
+    lock.release();
+    stopped.get();
+  }
+  const auto lines = logLines(logs.out.str());
+  CHECK_FALSE(findLine(lines, "store write failed; records kept in memory and retried"));
+  CHECK_FALSE(findLine(lines, "store write failed at shutdown; records not written (derived again at the next start)"));
+  const auto milestones = storedKeys(db, records::kMilestoneKind);
+  INFO("milestones: " << nlohmann::json(milestones).dump());
+  CHECK(countWithPrefix(milestones, "ms/gpu-a/wl-uid-0/") >= 1);
+  const auto periods = storedKeys(db, records::kGpuSecondsKind);
+  REQUIRE(periods.size() == 1);  // a period is a minute; the one the stop closed
+  CHECK(periodEndMs(periods.back()) >= stoppedAtMs);
+}
+
+// The store stays locked past its busy timeout (5 s) while the daemon stops: stop() returns,
+// the log says how many records were not written, and the next start derives them again from
+// the relisted objects.
+TEST_CASE("Stopping while the store stays locked gives up after the busy timeout and says so and the next start writes them",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  {
+    LogCapture logs;
+    {
+      LiveDaemon live(db, false);
+      WriteLock lock(db);
+      seedWorkload(*live.server);
+      std::this_thread::sleep_for(300ms);
+      live.daemon->stop();  // holds the lock throughout
+    }
+    const auto lines = logLines(logs.out.str());
+    const auto* failed = findLine(lines, "store write failed at shutdown; records not written (derived again at the next start)");
+    REQUIRE(failed);
+    CHECK((*failed)["level"] == "error");
+    CHECK((*failed)["records"].get<int64_t>() >= 1);
+    CHECK(countWithPrefix(storedKeys(db, records::kMilestoneKind), "ms/gpu-a/wl-uid-0/") == 0);
+  }
+  {
+    LiveDaemon live(db, true);
+    live.daemon->stop();
+  }
+  CHECK(countWithPrefix(storedKeys(db, records::kMilestoneKind), "ms/gpu-a/wl-uid-0/") >= 1);
 }
