@@ -19,7 +19,8 @@ class Redactor;
 namespace firstwork::app {
 
 /// What the /api/v1 handlers need. Handlers run on HTTP threads; `onLoop` runs a function on the
-/// event-loop thread (which owns the store and the engine) and returns its answer.
+/// event-loop thread (which owns the engine and the store's reading connection) and returns its
+/// answer.
 struct ApiContext {
   std::function<http::ApiResponse(std::function<http::ApiResponse()>)> onLoop;
   std::function<store::Store&()> store;

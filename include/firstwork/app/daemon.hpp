@@ -28,8 +28,10 @@ struct DaemonOptions {
 
 /// The composition root (design §1): one event-loop thread owns the reflectors of every cluster
 /// (curl multi on Boost.Asio), the milestone engine, the store writes and the metric updates;
-/// HTTP threads serve /metrics from a snapshot and /api/v1 by asking the loop. start() and stop()
-/// from one owner thread.
+/// it decides what is written and in which order, and a store thread carries each batch out on
+/// a connection of its own (store::StoreThread), so the loop reads watches while a commit waits
+/// for the disk. HTTP threads serve /metrics from a snapshot and /api/v1 by asking the loop.
+/// start() and stop() from one owner thread.
 class Daemon {
  public:
   explicit Daemon(DaemonOptions options);

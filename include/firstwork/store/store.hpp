@@ -48,8 +48,9 @@ struct Query {
 };
 
 /// Durable record of milestones, observations, incidents and reclaims (seam; SQLite in
-/// production, memory in unit tests). Not thread-safe: one owner thread (the event loop; the
-/// report command opens its own read-only instance).
+/// production, memory in unit tests). Not thread-safe: one owner thread per instance (the
+/// daemon reads on its event loop and writes through a StoreThread, each with an instance of
+/// its own; the report command opens its own read-only instance).
 class Store {
  public:
   virtual ~Store() = default;
