@@ -2,10 +2,10 @@
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
-#include <prometheus/text_serializer.h>
 
 #include <algorithm>
-#include <sstream>
+
+#include "firstwork/http/text_exposition.hpp"
 
 namespace firstwork::http {
 
@@ -20,9 +20,7 @@ void MetricsSnapshot::setRefreshRequester(std::function<void()> requester) {
 
 MetricsSnapshot::Rendering MetricsSnapshot::render() const {
   const auto started = clock_.monotonicNow();
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, collectable_.Collect());
-  auto text = std::make_shared<const std::string>(out.str());
+  auto text = std::make_shared<const std::string>(serializeText(collectable_.Collect()));
   return {std::move(text), clock_.monotonicNow() - started};
 }
 

@@ -16,7 +16,8 @@ class Collectable;
 namespace firstwork::http {
 
 /// The /metrics body: text exposition 0.0.4 rendered from a registry (Collect() +
-/// TextSerializer), kept as an immutable string that scrapes share. Thread-safe.
+/// serializeText, the library's format written faster), kept as an immutable string that scrapes
+/// share. Thread-safe.
 ///
 /// Why a snapshot, and who renders it. Rendering walks every series; the engine's gauges are
 /// updated in batches on the event loop, and a rendering taken in the middle of a batch would

@@ -11,20 +11,19 @@
 // expectation (<case>.prom) holds every sample line and every # TYPE line of the engine's metric
 // families; each figure is derived by hand in <case>.md.
 #include <prometheus/registry.h>
-#include <prometheus/text_serializer.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "firstwork/app/engine_metrics.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
+#include "firstwork/http/text_exposition.hpp"
 #include "firstwork/log/redact.hpp"
 #include "firstwork/model/decode.hpp"
 #include "firstwork/records/records.hpp"
@@ -123,11 +122,8 @@ struct Pipeline {
                       current->time_since_epoch())));
   }
 
-  std::string exposition() const {
-    std::ostringstream out;
-    prometheus::TextSerializer().Serialize(out, registry.Collect());
-    return out.str();
-  }
+  /// As /metrics serves it (MetricsSnapshot::render).
+  std::string exposition() const { return http::serializeText(registry.Collect()); }
 
   prometheus::Registry registry;
   engine::MilestoneEngine engine;
