@@ -354,16 +354,18 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     // here, with no batch out, the loop's connection sees every closing committed before.
     std::erase_if(pending, [&](const PendingRecord& p) { return closedAlready(p.record); });
     if (pending.empty()) return;
-    // The records travel to the store and back by move: a copy of every body was most of a
-    // large commit's allocations (the first step after a sync writes tens of thousands).
     auto batch = std::make_shared<CommitBatch>();
-    batch->records.reserve(pending.size());
-    for (auto& p : pending) batch->records.push_back(std::move(p.record));
-    inFlightPending = std::move(pending);
+    batch->pending = std::move(pending);
     pending.clear();
     inFlight = batch;
     storeThread->post([this, batch](store::Store& s) {
-      batch->result.emplace(s.commit(batch->records));
+      // The records travel to the store and back by move: a copy of every body was most of a
+      // large commit's allocations (the first step after a sync writes tens of thousands).
+      std::vector<store::Record> recs;
+      recs.reserve(batch->pending.size());
+      for (auto& p : batch->pending) recs.push_back(std::move(p.record));
+      batch->result.emplace(s.commit(recs));
+      for (size_t i = 0; i < recs.size(); ++i) batch->pending[i].record = std::move(recs[i]);
       batch->done.store(true, std::memory_order_release);
       asio::post(io, [this] { commitReturned(); });
     });
@@ -375,9 +377,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (!inFlight || !inFlight->done.load(std::memory_order_acquire)) return;
     const auto batch = std::move(inFlight);
     inFlight.reset();
-    auto done = std::move(inFlightPending);
-    inFlightPending.clear();
-    for (size_t i = 0; i < done.size(); ++i) done[i].record = std::move(batch->records[i]);
+    auto& done = batch->pending;
     const auto& res = *batch->result;
     if (!res.ok()) {
       self.storeError("write");
@@ -696,14 +696,14 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::optional<records::GpuSecondsRecorder> gpuSeconds;
   std::vector<PendingRecord> pending;
   /// One batch of records out on the store thread at a time (commitPending): the store thread
-  /// writes `result` and then `done`; the loop reads them once `done` is set.
+  /// owns `pending` and writes `result`, then sets `done`; the loop touches them again only
+  /// once `done` is set.
   struct CommitBatch {
-    std::vector<store::Record> records;
+    std::vector<PendingRecord> pending;
     std::optional<Result<std::vector<bool>>> result;
     std::atomic<bool> done{false};
   };
   std::shared_ptr<CommitBatch> inFlight;
-  std::vector<PendingRecord> inFlightPending;  // what to export of it, in the same order
   bool storeFailing = false;
   MonotonicTime lastPrune{};
   HeapReleasePolicy heapPolicy;

@@ -16,6 +16,7 @@
 #include "firstwork/sim/api_server.hpp"
 #include "firstwork/store/store.hpp"
 #include "support/store_v1.hpp"
+#include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace firstwork;
@@ -182,16 +183,6 @@ struct WriteLock {
   ~WriteLock() { release(); }
 };
 
-/// Waits up to 30 s for `ready`.
-bool waitFor(const std::function<bool()>& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
 const nlohmann::json* findLine(const std::vector<nlohmann::json>& lines, const std::string& msg) {
   for (const auto& l : lines)
     if (l.value("msg", "") == msg) return &l;
@@ -251,19 +242,9 @@ TEST_CASE("A failed deletion of unconfigured workers' views is logged and retrie
             workerConnection("worker-1", "2026-05-01T09:00:00Z")});
   const auto o = optionsFor(db, {cluster("manager", config::ClusterRole::Management),
                                  cluster("worker-1", config::ClusterRole::Worker)});
-  sqlite3* other = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &other) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) == SQLITE_OK);
-  bool released = false;
-  auto release = [&] {
-    if (released) return;
-    released = true;
-    sqlite3_exec(other, "ROLLBACK;", nullptr, nullptr, nullptr);
-    sqlite3_close(other);
-  };
+  WriteLock lock(db);
   // Released while the daemon runs: its shutdown writes are not held up as well.
-  const auto locked = startAndStop(o, release);
-  release();
+  const auto locked = startAndStop(o, [&] { lock.release(); });
   const auto* failed = findLine(locked, "removing the stored views of unconfigured workers failed");
   REQUIRE(failed);
   CHECK((*failed)["level"] == "error");
@@ -333,7 +314,7 @@ struct LiveDaemon {
     if (seedTheWorkload) seedWorkload(*server);
     daemon = std::make_unique<app::Daemon>(optionsFor(db, *server));
     REQUIRE(daemon->start().ok());
-    REQUIRE(waitFor([&] { return daemon->ready(); }));
+    REQUIRE(testing::eventually([&] { return daemon->ready(); }, std::chrono::seconds(30)));
   }
 };
 
