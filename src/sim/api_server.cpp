@@ -126,8 +126,12 @@ struct Obj {
   std::string name;
   Json json;
   std::string wire;  // json as sent in watch events and GET
-  std::string item;  // json as a LIST item
+  /// The json as a LIST item (built-in kinds' items carry no kind and apiVersion) is '{' and then
+  /// the wire from 1 + itemSkip on: no copy of the object is kept for it (finish()).
+  size_t itemSkip = 0;
   uint64_t rv = 0;
+  std::string_view itemTail() const { return std::string_view(wire).substr(1 + itemSkip); }
+  size_t itemSize() const { return wire.size() - itemSkip; }
 };
 using ObjPtr = std::shared_ptr<const Obj>;
 using ObjMap = std::map<std::string, ObjPtr>;
@@ -664,12 +668,17 @@ struct ApiServer::Impl {
     o->rv = rv;
     o->wire = json.dump();
     if (builtIn(resourceDefs()[r])) {
-      Json item = json;
-      item.erase("kind");
-      item.erase("apiVersion");
-      o->item = item.dump();
-    } else {
-      o->item = o->wire;
+      // parseObject puts kind, then apiVersion, first, and the dump writes the keys in that
+      // order: the item is the wire less its first two members.
+      auto first = json.begin();
+      auto second = std::next(first);
+      if (json.size() < 3 || first.key() != "kind" || second.key() != "apiVersion") {
+        throw std::logic_error("sim: a built-in object must begin with kind and apiVersion");
+      }
+      const std::string prefix =
+          "{\"kind\":" + first.value().dump() + ",\"apiVersion\":" + second.value().dump() + ",";
+      if (!o->wire.starts_with(prefix)) throw std::logic_error("sim: unexpected wire prefix");
+      o->itemSkip = prefix.size() - 1;
     }
     o->json = std::move(json);
     return o;
@@ -1424,7 +1433,7 @@ struct ApiServer::Impl {
     }
     std::string body;
     size_t total = 256;
-    for (const auto& o : items) total += o->item.size() + 1;
+    for (const auto& o : items) total += o->itemSize() + 1;
     body.reserve(total);
     body.append("{\"kind\":\"").append(d.kind).append("List\",\"apiVersion\":\"");
     body.append(apiVersionOf(d.api)).append("\",\"metadata\":{\"resourceVersion\":\"");
@@ -1434,7 +1443,8 @@ struct ApiServer::Impl {
     body.append("},\"items\":[");
     for (size_t i = 0; i < items.size(); ++i) {
       if (i) body += ',';
-      body += items[i]->item;
+      body += '{';
+      body += items[i]->itemTail();
     }
     body.append("]}");
     res.status = 200;
@@ -1770,28 +1780,62 @@ std::string ApiServer::kubeconfig(const std::string& contextName) const {
   return y;
 }
 
+struct PreparedObject::Data {
+  size_t resource = 0;
+  Json json;
+};
+
+PreparedObject::PreparedObject() = default;
+PreparedObject::~PreparedObject() = default;
+PreparedObject::PreparedObject(PreparedObject&&) noexcept = default;
+PreparedObject& PreparedObject::operator=(PreparedObject&&) noexcept = default;
+
+PreparedObject ApiServer::prepare(const std::string& resource, const std::string& json) const {
+  PreparedObject p;
+  p.data_ = std::make_unique<PreparedObject::Data>();
+  p.data_->resource = Impl::resourceIndex(resource);
+  p.data_->json = impl_->parseObject(p.data_->resource, json);
+  return p;
+}
+
+namespace {
+PreparedObject::Data& preparedData(const std::unique_ptr<PreparedObject::Data>& d) {
+  if (!d) throw std::invalid_argument("sim: an empty (moved-from or written) prepared object");
+  return *d;
+}
+}  // namespace
+
 std::string ApiServer::create(const std::string& resource, const std::string& json) {
-  const size_t r = Impl::resourceIndex(resource);
-  Json obj = impl_->parseObject(r, json);
-  std::lock_guard<std::mutex> lk(impl_->mu_);
-  return impl_->createLocked(r, std::move(obj));
+  return create(prepare(resource, json));
 }
 
 std::string ApiServer::update(const std::string& resource, const std::string& json) {
-  const size_t r = Impl::resourceIndex(resource);
-  Json obj = impl_->parseObject(r, json);
-  std::lock_guard<std::mutex> lk(impl_->mu_);
-  return impl_->updateLocked(r, std::move(obj));
+  return update(prepare(resource, json));
 }
 
 std::string ApiServer::apply(const std::string& resource, const std::string& json) {
-  const size_t r = Impl::resourceIndex(resource);
-  Json obj = impl_->parseObject(r, json);
+  return apply(prepare(resource, json));
+}
+
+std::string ApiServer::create(PreparedObject object) {
+  auto& d = preparedData(object.data_);
   std::lock_guard<std::mutex> lk(impl_->mu_);
-  if (impl_->objects_[r].count(Impl::keyOf(obj)) != 0) {
-    return impl_->updateLocked(r, std::move(obj));
+  return impl_->createLocked(d.resource, std::move(d.json));
+}
+
+std::string ApiServer::update(PreparedObject object) {
+  auto& d = preparedData(object.data_);
+  std::lock_guard<std::mutex> lk(impl_->mu_);
+  return impl_->updateLocked(d.resource, std::move(d.json));
+}
+
+std::string ApiServer::apply(PreparedObject object) {
+  auto& d = preparedData(object.data_);
+  std::lock_guard<std::mutex> lk(impl_->mu_);
+  if (impl_->objects_[d.resource].count(Impl::keyOf(d.json)) != 0) {
+    return impl_->updateLocked(d.resource, std::move(d.json));
   }
-  return impl_->createLocked(r, std::move(obj));
+  return impl_->createLocked(d.resource, std::move(d.json));
 }
 
 bool ApiServer::remove(const std::string& resource, const std::string& ns,

@@ -389,6 +389,74 @@ TEST_CASE("Objects get uid, creationTimestamp and cluster-wide monotonic RVs", "
   CHECK(withStatus["metadata"]["generation"] == 3);
 }
 
+TEST_CASE("Prepared objects are written as their JSON is, once each", "[sim]") {
+  ApiServer s;
+  // Preparing parses and shapes but writes nothing.
+  auto a = s.prepare("pods", pod("ns1", "a"));
+  auto w = s.prepare("workloads", workload("ns1", "w", "q"));
+  CHECK_FALSE(a.empty());
+  CHECK(s.currentResourceVersion() == 0);
+  CHECK(s.count("pods") == 0);
+  CHECK_THROWS_AS(s.prepare("pods", "{not json"), std::invalid_argument);
+  CHECK_THROWS_AS(s.prepare("pods", R"({"metadata":{}})"), std::invalid_argument);
+  CHECK_THROWS_AS(s.prepare("configmaps", pod("ns1", "x")), std::invalid_argument);
+
+  const auto p1 = Json::parse(s.create(std::move(a)));
+  CHECK(a.empty());  // NOLINT(bugprone-use-after-move): written objects are consumed
+  CHECK(rvOf(p1) == 1);
+  CHECK(p1["kind"] == "Pod");
+  CHECK(p1["apiVersion"] == "v1");
+  CHECK(p1["metadata"]["generation"] == 1);
+  const auto w1 = Json::parse(s.apply(std::move(w)));  // apply creates when absent
+  CHECK(rvOf(w1) == 2);
+  CHECK(s.count("workloads") == 1);
+
+  // An empty (never prepared or already written) object is refused and writes nothing.
+  firstwork::sim::PreparedObject none;
+  CHECK_THROWS_AS(s.create(std::move(none)), std::invalid_argument);
+  CHECK(s.currentResourceVersion() == 2);
+
+  // update: uid kept, generation bumped on a spec change; apply of the same state: no write.
+  auto w2 = Json::parse(s.update(s.prepare("workloads", workload("ns1", "w", "other-queue"))));
+  CHECK(w2["metadata"]["uid"] == w1["metadata"]["uid"]);
+  CHECK(rvOf(w2) == 3);
+  CHECK(w2["metadata"]["generation"] == 2);
+  CHECK(rvOf(Json::parse(s.apply(s.prepare("workloads", workload("ns1", "w", "other-queue"))))) == 3);
+  CHECK(s.currentResourceVersion() == 3);
+  // A prepared object meets the store as it is when written, not when prepared.
+  auto dup = s.prepare("pods", pod("ns1", "a"));
+  auto missing = s.prepare("pods", pod("ns1", "b"));
+  CHECK_THROWS(s.create(std::move(dup)));
+  CHECK_THROWS(s.update(std::move(missing)));
+  CHECK(s.currentResourceVersion() == 3);
+}
+
+TEST_CASE("A LIST item is the stored object, less kind and apiVersion for built-in kinds", "[sim]") {
+  ApiServer s;
+  s.start();
+  const std::string p = s.create("pods", pod("ns1", "a", "Running", Json{{"app", "x"}}, "node-1"));
+  const std::string w = s.create("workloads", workload("ns1", "w", "q"));
+  // Byte for byte: the pod's item is its stored JSON without its first two members.
+  const std::string head = R"({"kind":"Pod","apiVersion":"v1",)";
+  REQUIRE(p.rfind(head, 0) == 0);
+  const auto pods = get(s, "/api/v1/pods");
+  REQUIRE(pods.status == 200);
+  CHECK(pods.body.find(R"("items":[{)" + p.substr(head.size()) + "]}") != std::string::npos);
+  Json expected = Json::parse(p);
+  expected.erase("kind");
+  expected.erase("apiVersion");
+  CHECK(pods.json()["items"] == Json::array({expected}));
+  // A CRD's item is the stored object itself.
+  const auto workloads = get(s, "/apis/kueue.x-k8s.io/v1beta2/workloads");
+  REQUIRE(workloads.status == 200);
+  CHECK(workloads.body.find(R"("items":[)" + w + "]}") != std::string::npos);
+  // After an update, the item follows the new state.
+  const std::string p2 = s.update("pods", pod("ns1", "a", "Failed", Json{{"app", "x"}}, "node-1"));
+  const auto after = get(s, "/api/v1/namespaces/ns1/pods");
+  CHECK(after.body.find(R"("items":[{)" + p2.substr(head.size()) + "]}") != std::string::npos);
+  CHECK(after.json()["items"][0]["status"]["phase"] == "Failed");
+}
+
 TEST_CASE("GET of one object, and 404 Status for a missing one", "[sim]") {
   ApiServer s;
   s.start();
