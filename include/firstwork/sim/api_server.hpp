@@ -149,11 +149,13 @@ class ApiServer {
   /// Creates or updates.
   std::string apply(const std::string& resource, const std::string& json);
   /// Parses and shapes an object for create/update/apply as they do (throws as they do); the
-  /// prepared overloads below then write it. An object is written once: they consume it.
+  /// prepared overloads below then write it. An object is written once: they consume it. They
+  /// return the object's resourceVersion after the write (an update that changes nothing keeps
+  /// it), not its JSON: a writer holding a rate has no use for a copy of every object.
   PreparedObject prepare(const std::string& resource, const std::string& json) const;
-  std::string create(PreparedObject object);
-  std::string update(PreparedObject object);
-  std::string apply(PreparedObject object);
+  uint64_t create(PreparedObject object);
+  uint64_t update(PreparedObject object);
+  uint64_t apply(PreparedObject object);
   /// Deletes by namespace/name (namespace "" for cluster-scoped), emits DELETED. False if absent.
   bool remove(const std::string& resource, const std::string& ns, const std::string& name);
   /// Current objects of a resource (stored JSON) and their count.

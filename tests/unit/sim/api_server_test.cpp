@@ -401,15 +401,18 @@ TEST_CASE("Prepared objects are written as their JSON is, once each", "[sim]") {
   CHECK_THROWS_AS(s.prepare("pods", R"({"metadata":{}})"), std::invalid_argument);
   CHECK_THROWS_AS(s.prepare("configmaps", pod("ns1", "x")), std::invalid_argument);
 
-  const auto p1 = Json::parse(s.create(std::move(a)));
+  CHECK(s.create(std::move(a)) == 1);  // the new resourceVersion
   CHECK(a.empty());  // NOLINT(bugprone-use-after-move): written objects are consumed
+  REQUIRE(s.objects("pods").size() == 1);
+  const auto p1 = Json::parse(s.objects("pods")[0]);
   CHECK(rvOf(p1) == 1);
   CHECK(p1["kind"] == "Pod");
   CHECK(p1["apiVersion"] == "v1");
   CHECK(p1["metadata"]["generation"] == 1);
-  const auto w1 = Json::parse(s.apply(std::move(w)));  // apply creates when absent
+  CHECK(s.apply(std::move(w)) == 2);  // apply creates when absent
+  REQUIRE(s.objects("workloads").size() == 1);
+  const auto w1 = Json::parse(s.objects("workloads")[0]);
   CHECK(rvOf(w1) == 2);
-  CHECK(s.count("workloads") == 1);
 
   // An empty (never prepared or already written) object is refused and writes nothing.
   firstwork::sim::PreparedObject none;
@@ -417,11 +420,12 @@ TEST_CASE("Prepared objects are written as their JSON is, once each", "[sim]") {
   CHECK(s.currentResourceVersion() == 2);
 
   // update: uid kept, generation bumped on a spec change; apply of the same state: no write.
-  auto w2 = Json::parse(s.update(s.prepare("workloads", workload("ns1", "w", "other-queue"))));
+  CHECK(s.update(s.prepare("workloads", workload("ns1", "w", "other-queue"))) == 3);
+  const auto w2 = Json::parse(s.objects("workloads")[0]);
   CHECK(w2["metadata"]["uid"] == w1["metadata"]["uid"]);
   CHECK(rvOf(w2) == 3);
   CHECK(w2["metadata"]["generation"] == 2);
-  CHECK(rvOf(Json::parse(s.apply(s.prepare("workloads", workload("ns1", "w", "other-queue"))))) == 3);
+  CHECK(s.apply(s.prepare("workloads", workload("ns1", "w", "other-queue"))) == 3);  // kept
   CHECK(s.currentResourceVersion() == 3);
   // A prepared object meets the store as it is when written, not when prepared.
   auto dup = s.prepare("pods", pod("ns1", "a"));
