@@ -76,6 +76,23 @@ struct ApiRequestRecord {
   }
 };
 
+/// An object parsed and shaped for one resource ahead of its write (ApiServer::prepare). Parsing
+/// is most of what a write costs the server, so a writer that must hold a rate beside the process
+/// it measures (the benchmarks' paced streams) prepares its objects before its clock starts.
+class PreparedObject {
+ public:
+  PreparedObject();
+  ~PreparedObject();
+  PreparedObject(PreparedObject&&) noexcept;
+  PreparedObject& operator=(PreparedObject&&) noexcept;
+  bool empty() const { return data_ == nullptr; }
+  struct Data;  // defined in api_server.cpp
+
+ private:
+  friend class ApiServer;
+  std::unique_ptr<Data> data_;
+};
+
 /// A Kubernetes API test server: a real HTTP(S) server on 127.0.0.1 (port 0 → picked by the OS)
 /// with kube-apiserver list/watch semantics for every resource firstwork watches: discovery,
 /// cluster-wide monotonic resourceVersions, paginated LIST with continue tokens, WATCH from an RV
@@ -97,23 +114,6 @@ struct ApiRequestRecord {
 /// matching yields DELETED/ADDED). ListOptions validation errors are 422 Invalid. Watch events
 /// are never gzip-compressed. Every response has a Date header. HTTP writes (POST/PUT/...) are
 /// 405: objects change only through this class.
-/// An object parsed and shaped for one resource ahead of its write (ApiServer::prepare). Parsing
-/// is most of what a write costs the server, so a writer that must hold a rate beside the process
-/// it measures (the benchmarks' paced streams) prepares its objects before its clock starts.
-class PreparedObject {
- public:
-  PreparedObject();
-  ~PreparedObject();
-  PreparedObject(PreparedObject&&) noexcept;
-  PreparedObject& operator=(PreparedObject&&) noexcept;
-  bool empty() const { return data_ == nullptr; }
-  struct Data;  // defined in api_server.cpp
-
- private:
-  friend class ApiServer;
-  std::unique_ptr<Data> data_;
-};
-
 class ApiServer {
  public:
   explicit ApiServer(ApiServerOptions options = {});
