@@ -253,7 +253,6 @@ struct Estate {
     w.manager = l.manager;
     w.resource = resourceOf(l.kind);
     sim::ApiServer& s = server(l.manager);
-    const std::string resource = w.resource;
     const std::string_view type = l.type();
     try {
       if (type == "DELETED") {
@@ -268,7 +267,7 @@ struct Estate {
         w.ns = std::string(ns);
         w.op = Write::Op::Remove;
       } else {
-        w.object = s.prepare(resource, std::string(l.object()));
+        w.object = s.prepare(w.resource, std::string(l.object()));
         w.op = type == "ADDED" ? Write::Op::Create : Write::Op::Apply;
       }
     } catch (const std::exception&) {

@@ -528,7 +528,20 @@ struct ApiServer::Impl {
       : opts_(std::move(o)),
         token_(opts_.token),
         objects_(resourceDefs().size()),
-        watchers_(resourceDefs().size()) {}
+        watchers_(resourceDefs().size()) {
+    // parseObject puts kind, then apiVersion, first in every built-in object, so its wire begins
+    // with this prefix and its LIST item is the wire without it (finish()).
+    itemPrefix_.resize(resourceDefs().size());
+    for (size_t r = 0; r < resourceDefs().size(); ++r) {
+      const auto& d = resourceDefs()[r];
+      if (builtIn(d)) {
+        itemPrefix_[r] = fmt::format(R"({{"kind":"{}","apiVersion":"{}",)", d.kind, apiVersionOf(d.api));
+      }
+    }
+  }
+
+  /// Per resource: what a built-in object's wire begins with and its LIST item leaves out.
+  std::vector<std::string> itemPrefix_;
 
   // --- lifecycle (lifecycle_mu_ serialises start/stop/restart; taken before mu_) ---
   ApiServerOptions opts_;
@@ -679,17 +692,10 @@ struct ApiServer::Impl {
     nlohmann::detail::serializer<Json> serializer(nlohmann::detail::output_adapter<char>(buffer), ' ');
     serializer.dump(json, false, false, 0);
     o->wire.assign(buffer.data(), buffer.size());
-    if (builtIn(resourceDefs()[r])) {
-      // parseObject puts kind, then apiVersion, first, and the dump writes the keys in that
-      // order: the item is the wire less its first two members.
-      auto first = json.begin();
-      auto second = std::next(first);
-      if (json.size() < 3 || first.key() != "kind" || second.key() != "apiVersion") {
-        throw std::logic_error("sim: a built-in object must begin with kind and apiVersion");
+    if (const std::string& prefix = itemPrefix_[r]; !prefix.empty()) {
+      if (!o->wire.starts_with(prefix)) {
+        throw std::logic_error("sim: a built-in object must begin with its kind and apiVersion");
       }
-      const std::string prefix =
-          "{\"kind\":" + first.value().dump() + ",\"apiVersion\":" + second.value().dump() + ",";
-      if (!o->wire.starts_with(prefix)) throw std::logic_error("sim: unexpected wire prefix");
       o->itemSkip = prefix.size() - 1;
     }
     o->json = std::move(json);
