@@ -531,12 +531,14 @@ TEST_CASE("a group the server does not serve is reported once and re-checked rar
   Harness h(model::Kind::ResourceClaim, opts);
   h.reflector->start();
   auto& d = h.next();
+  // Read before the 404 arms the re-check timer: read after it, a slow moment between the two
+  // (a sanitizer build on a loaded machine) shortened the interval this test measures.
+  const auto t0 = std::chrono::steady_clock::now();
   h.transport.respond(d, 404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
   CHECK(h.reflector->unavailable());
   CHECK(h.reflector->settled());  // does not block readiness
   CHECK_FALSE(h.reflector->synced());
   // Re-checked after the interval (not in a hot loop: exactly one request per interval).
-  auto t0 = std::chrono::steady_clock::now();
   auto& d2 = h.next();
   CHECK(std::chrono::steady_clock::now() - t0 >= 25ms);
   CHECK(d2.request.path == "/apis/resource.k8s.io");
