@@ -281,8 +281,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     std::erase_if(out.observations, [](const engine::Observation& o) {
       return o.histogram == engine::HistogramKind::ObservationLag;
     });
-    auto recs = records::toRecords(out, redactor);
-    out = engine::Outputs{};  // the records carry what is kept: not both at the commit's peak
+    // The outputs are consumed as their records are made: not both held whole at the peak.
+    auto recs = records::toRecords(std::move(out), redactor);
     if (pending.empty()) {
       pending = std::move(recs);  // the usual case: nothing left from a failed commit
     } else {
@@ -399,9 +399,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       const auto& p = done[i];
       engineMetrics.exportCommitted(p);
       if (p.effect == PendingRecord::Effect::RecoveryClosed)
-        log.info("incident closed", {{"cluster", p.cluster},
-                                      {"outcome", p.outcome},
-                                      {"stranded_gpu_minutes", p.strandedGpuSeconds / 60.0}});
+        log.info("incident closed", {{"cluster", p.detail->cluster},
+                                      {"outcome", p.detail->outcome},
+                                      {"stranded_gpu_minutes", p.detail->strandedGpuSeconds / 60.0}});
     }
     commitPending();  // what the steps left meanwhile
   }

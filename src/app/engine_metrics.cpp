@@ -321,16 +321,16 @@ void EngineMetrics::exportCommitted(const records::PendingRecord& p) {
     case PendingRecord::Effect::None:
       break;
     case PendingRecord::Effect::Observe:
-      observe(p.observation);
+      observe(p.detail->observation);
       break;
     case PendingRecord::Effect::RecoveryClosed:
-      recoveryClosed(p.cluster, p.outcome, p.classes);
+      recoveryClosed(p.detail->cluster, p.detail->outcome, p.detail->classes);
       break;
     case PendingRecord::Effect::ReclaimClosed:
-      reclaimClosed(p.clusterQueue, p.reason, p.outcome);
+      reclaimClosed(p.detail->clusterQueue, p.detail->reason, p.detail->outcome);
       break;
     case PendingRecord::Effect::Duplicate:
-      duplicateExecution(p.cluster);
+      duplicateExecution(p.detail->cluster);
       break;
   }
 }

@@ -96,6 +96,15 @@ json reclaimObject(const engine::ReclaimRecord& c, const log::Redactor& r) {
   };
 }
 
+/// A record's body, held in a block its own size: a dump grows its string by doubling, so a
+/// 500-byte body kept a 960-byte block, and the first step after a sync of a large estate holds
+/// tens of thousands of bodies at once (bench/README.md, change 44).
+std::string bodyOf(const json& body) {
+  std::string text = body.dump();
+  text.shrink_to_fit();
+  return text;
+}
+
 }  // namespace
 
 std::string incidentJson(const engine::IncidentRecord& incident) {
@@ -106,17 +115,21 @@ std::string reclaimJson(const engine::ReclaimRecord& reclaim, const log::Redacto
   return reclaimObject(reclaim, redactor).dump();
 }
 
-std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Redactor& r) {
+std::vector<PendingRecord> toRecords(engine::Outputs out, const log::Redactor& r) {
   using Effect = PendingRecord::Effect;
   std::vector<PendingRecord> recs;
   // Sized once: the first step after a sync turns tens of thousands of outputs into records, and
-  // growing the vector moved every record built so far at each doubling (a PendingRecord is
-  // several hundred bytes) through freshly faulted pages. Incidents and reclaims add at most
+  // growing the vector moved every record built so far at each doubling (a PendingRecord is about
+  // 200 bytes) through freshly faulted pages. Incidents and reclaims add at most
   // one closing record each.
   recs.reserve(out.milestones.size() + out.observations.size() + 2 * out.incidents.size() +
                2 * out.reclaims.size() + out.openCycles.size() + out.duplicates.size() +
                out.workerConnections.size());
-  for (const auto& m : out.milestones) {
+  // Each output is moved out of its vector as its record is made, so its strings go as the
+  // records come (the first step after a sync holds tens of thousands of each), and each vector
+  // goes once its records are made.
+  for (auto& taken : out.milestones) {
+    engine::MilestoneRecord m = std::move(taken);
     PendingRecord p;
     json body{{"workload", workloadJson(m.workload, r)},
               {"cycle_id", m.cycleId},
@@ -131,11 +144,13 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
               {"preemptor_uid", m.preemptorUid},
               {"without_capacity", m.withoutCapacity},
               {"gpus", m.gpus}};
-    p.record = store::Record{kMilestoneKind, m.key, m.workload.cluster, m.workload.clusterQueue,
-                             m.eventTime, body.dump(), store::WriteMode::InsertOnce};
+    p.record = store::Record{kMilestoneKind, std::move(m.key), m.workload.cluster,
+                             m.workload.clusterQueue, m.eventTime, bodyOf(body),
+                             store::WriteMode::InsertOnce};
     recs.push_back(std::move(p));
   }
-  for (const auto& o : out.observations) {
+  std::vector<engine::MilestoneRecord>().swap(out.milestones);
+  for (auto& o : out.observations) {
     PendingRecord p;
     json body{{"histogram", std::string(engine::histogramMetricName(o.histogram))},
               {"cluster", o.cluster},
@@ -148,12 +163,13 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
               {"seconds", o.seconds},
               {"event_time", formatRfc3339(o.eventTime)},
               {"observed_at", formatRfc3339(o.observedAt)}};
-    p.record = store::Record{kObservationKind, o.key, o.cluster, o.clusterQueue, o.eventTime,
-                             body.dump(), store::WriteMode::InsertOnce};
-    p.effect = Effect::Observe;
-    p.observation = o;
+    // The key goes to the record: the exporter reads the observation's labels and value only.
+    p.record = store::Record{kObservationKind, std::move(o.key), o.cluster, o.clusterQueue,
+                             o.eventTime, bodyOf(body), store::WriteMode::InsertOnce};
+    p.setEffect(Effect::Observe).observation = std::move(o);
     recs.push_back(std::move(p));
   }
+  std::vector<engine::Observation>().swap(out.observations);
   for (const auto& i : out.incidents) {
     PendingRecord p;
     SystemTime t = i.disconnectedAt ? *i.disconnectedAt
@@ -168,11 +184,11 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
       PendingRecord c;
       c.record = store::Record{kIncidentClosedKind, i.id, i.cluster, "", t, body,
                                store::WriteMode::InsertOnce};
-      c.effect = Effect::RecoveryClosed;
-      c.cluster = i.cluster;
-      c.outcome = std::string(engine::incidentOutcomeName(i.outcome));
-      c.strandedGpuSeconds = i.strandedGpuSeconds;
-      c.classes = i.classes;
+      RecordEffect& e = c.setEffect(Effect::RecoveryClosed);
+      e.cluster = i.cluster;
+      e.outcome = std::string(engine::incidentOutcomeName(i.outcome));
+      e.strandedGpuSeconds = i.strandedGpuSeconds;
+      e.classes = i.classes;
       recs.push_back(std::move(c));
     }
   }
@@ -187,10 +203,10 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
       PendingRecord d;
       d.record = store::Record{kReclaimClosedKind, c.id, c.cluster, c.preemptor.clusterQueue, t,
                                body, store::WriteMode::InsertOnce};
-      d.effect = Effect::ReclaimClosed;
-      d.clusterQueue = c.preemptor.clusterQueue;
-      d.reason = c.reason;
-      d.outcome = std::string(engine::reclaimOutcomeName(c.outcome));
+      RecordEffect& e = d.setEffect(Effect::ReclaimClosed);
+      e.clusterQueue = c.preemptor.clusterQueue;
+      e.reason = c.reason;
+      e.outcome = std::string(engine::reclaimOutcomeName(c.outcome));
       recs.push_back(std::move(d));
     }
   }
@@ -202,7 +218,7 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
                 {"work_since", timeOrNull(c.workSince)},
                 {"observed_at", formatRfc3339(c.observedAt)}};
       p.record = store::Record{kOpenCycleKind, c.key, c.workload.cluster, c.workload.clusterQueue,
-                               c.observedAt, body.dump(), store::WriteMode::Upsert};
+                               c.observedAt, bodyOf(body), store::WriteMode::Upsert};
     } else {
       p.record = store::Record{kOpenCycleKind, c.key, c.workload.cluster, c.workload.clusterQueue,
                                c.observedAt, "", store::WriteMode::Remove};
@@ -219,7 +235,7 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
                 {"since", formatRfc3339(c.since)},
                 {"reason", c.reason},
                 {"observed_at", formatRfc3339(c.observedAt)}};
-      p.record = store::Record{kWorkerConnectionKind, key, c.worker, "", c.since, body.dump(),
+      p.record = store::Record{kWorkerConnectionKind, key, c.worker, "", c.since, bodyOf(body),
                                store::WriteMode::Upsert};
     } else {
       p.record = store::Record{kWorkerConnectionKind, key, c.worker, "", c.observedAt, "",
@@ -238,9 +254,8 @@ std::vector<PendingRecord> toRecords(const engine::Outputs& out, const log::Reda
               {"event_time", formatRfc3339(d.eventTime)},
               {"observed_at", formatRfc3339(d.observedAt)}};
     p.record = store::Record{kDuplicateKind, d.key, d.cluster, d.workload.clusterQueue, d.eventTime,
-                             body.dump(), store::WriteMode::InsertOnce};
-    p.effect = Effect::Duplicate;
-    p.cluster = d.cluster;
+                             bodyOf(body), store::WriteMode::InsertOnce};
+    p.setEffect(Effect::Duplicate).cluster = d.cluster;
     recs.push_back(std::move(p));
   }
   return recs;

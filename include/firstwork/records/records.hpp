@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -33,13 +34,10 @@ inline constexpr const char* kOpenCycleKind = "open_cycle";     // restart: cycl
 inline constexpr const char* kWorkerConnectionKind = "worker_connection";  // restart: Kueue's
                                                                          // view of each worker
 
-/// What one engine step writes: the records, and for each record what the exporter does with it
-/// once the store confirms it is new.
-struct PendingRecord {
-  enum class Effect : uint8_t { None, Observe, RecoveryClosed, ReclaimClosed, Duplicate };
-  store::Record record;
-  Effect effect = Effect::None;
-  engine::Observation observation;  // Effect::Observe
+/// What the exporter needs of a record besides the record itself, once the store confirms it is
+/// new (every effect but None).
+struct RecordEffect {
+  engine::Observation observation;  // Effect::Observe (its key is the record's, not repeated here)
   std::string cluster;              // RecoveryClosed, Duplicate
   std::string clusterQueue;         // ReclaimClosed
   std::string reason;               // ReclaimClosed
@@ -48,9 +46,29 @@ struct PendingRecord {
   std::vector<engine::IncidentClassFigures> classes;  // RecoveryClosed, per device class and unit
 };
 
+/// What one engine step writes: the records, and for each record what the exporter does with it
+/// once the store confirms it is new. The detail is apart, and only there for an effect: most
+/// records (milestones, open cycles) have none, and the first step after a sync of a large
+/// estate holds a hundred thousand of them at once (bench/README.md, change 44).
+struct PendingRecord {
+  enum class Effect : uint8_t { None, Observe, RecoveryClosed, ReclaimClosed, Duplicate };
+  store::Record record;
+  Effect effect = Effect::None;
+  std::unique_ptr<RecordEffect> detail;  // null exactly when effect is None
+
+  /// The detail, made on first use.
+  RecordEffect& setEffect(Effect e) {
+    effect = e;
+    if (!detail) detail = std::make_unique<RecordEffect>();
+    return *detail;
+  }
+};
+
 /// Turns engine outputs into durable records with JSON bodies (design §7 field names; times RFC
-/// 3339 UTC, durations in seconds). Workload namespaces and names go through `redactor`.
-std::vector<PendingRecord> toRecords(const engine::Outputs& outputs, const log::Redactor& redactor);
+/// 3339 UTC, durations in seconds). Workload namespaces and names go through `redactor`. The
+/// outputs are consumed: each kind of output is released once its records are made, so the
+/// outputs and the records of a large step are not both held whole (pass an rvalue).
+std::vector<PendingRecord> toRecords(engine::Outputs outputs, const log::Redactor& redactor);
 
 /// JSON bodies, exposed for the API's live views (open incidents, pending reclaims).
 std::string incidentJson(const engine::IncidentRecord& incident);

@@ -305,6 +305,84 @@ TEST_CASE("Milestones and observations written by toRecords read back", "[record
       "event_time":"2026-05-01T09:14:00Z"})"));
 }
 
+TEST_CASE("What the exporter needs of a record travels with it, only where there is an effect",
+          "[records]") {
+  Outputs out;
+  MilestoneRecord m;
+  m.key = "ms/mgr/uid-1/1777626120000/reserved";
+  m.workload = {"mgr", "research", "job-a", "uid-1", "train-cq", "research-lq"};
+  m.milestone = Milestone::Reserved;
+  out.milestones.push_back(m);
+  Observation o;
+  o.key = "obs/stage/reserved_to_dispatched/mgr/uid-1/1777626120000";
+  o.histogram = HistogramKind::Stage;
+  o.cluster = "mgr";
+  o.clusterQueue = "train-cq";
+  o.stage = "reserved_to_dispatched";
+  o.seconds = 42.5;
+  out.observations.push_back(o);
+  IncidentRecord in;
+  in.id = "incident/w1/multikueue/1777626060000";
+  in.cluster = "w1";
+  in.source = IncidentSource::MultiKueue;
+  in.outcome = IncidentOutcome::Recovered;
+  in.reconnectedAt = t("2026-05-01T09:06:00Z");
+  in.strandedGpuSeconds = 1920;
+  in.classes.push_back({"nvidia.com/gpu", "gpu", 4, 6, 960, "", 0, 0, 0});
+  out.incidents.push_back(in);
+  ReclaimRecord rc = pendingReclaim();
+  rc.outcome = ReclaimOutcome::Completed;
+  out.reclaims.push_back(rc);
+  DuplicateExecution d;
+  d.key = "dup/mgr/uid-1/1777626120000/concurrent/w2";
+  d.workload = m.workload;
+  d.cycleId = "1777626120000";
+  d.cluster = "w2";
+  d.clusters = {"w1", "w2"};
+  out.duplicates.push_back(d);
+
+  using Effect = records::PendingRecord::Effect;
+  auto recs = records::toRecords(std::move(out), log::Redactor());
+  // milestone; observation; incident and its closing; reclaim and its closing; duplicate.
+  REQUIRE(recs.size() == 7);
+  CHECK(recs[0].record.kind == records::kMilestoneKind);
+  CHECK(recs[0].effect == Effect::None);
+  CHECK(recs[0].detail == nullptr);
+
+  CHECK(recs[1].record.key == o.key);
+  REQUIRE(recs[1].effect == Effect::Observe);
+  REQUIRE(recs[1].detail != nullptr);
+  CHECK(recs[1].detail->observation.key.empty());  // the record's key is it
+  CHECK(recs[1].detail->observation.cluster == "mgr");
+  CHECK(recs[1].detail->observation.clusterQueue == "train-cq");
+  CHECK(recs[1].detail->observation.stage == "reserved_to_dispatched");
+  CHECK(recs[1].detail->observation.seconds == Approx(42.5));
+
+  CHECK(recs[2].record.kind == records::kIncidentKind);
+  CHECK(recs[2].detail == nullptr);
+  CHECK(recs[3].record.kind == records::kIncidentClosedKind);
+  REQUIRE(recs[3].effect == Effect::RecoveryClosed);
+  REQUIRE(recs[3].detail != nullptr);
+  CHECK(recs[3].detail->cluster == "w1");
+  CHECK(recs[3].detail->outcome == "recovered");
+  CHECK(recs[3].detail->strandedGpuSeconds == Approx(1920));
+  CHECK(recs[3].detail->classes == in.classes);
+
+  CHECK(recs[4].record.kind == records::kReclaimKind);
+  CHECK(recs[4].detail == nullptr);
+  CHECK(recs[5].record.kind == records::kReclaimClosedKind);
+  REQUIRE(recs[5].effect == Effect::ReclaimClosed);
+  REQUIRE(recs[5].detail != nullptr);
+  CHECK(recs[5].detail->clusterQueue == "cq-a");
+  CHECK(recs[5].detail->reason == "InCohortReclamation");
+  CHECK(recs[5].detail->outcome == "completed");
+
+  CHECK(recs[6].record.kind == records::kDuplicateKind);
+  REQUIRE(recs[6].effect == Effect::Duplicate);
+  REQUIRE(recs[6].detail != nullptr);
+  CHECK(recs[6].detail->cluster == "w2");
+}
+
 TEST_CASE("openCycleFromJson reads back the open cycles toRecords wrote; a closed one is a removal",
           "[records][open_cycle]") {
   Outputs out;
