@@ -790,7 +790,7 @@ int run(const Options& o) {
   const double tracked = static_cast<double>(objects);
   const double perObject = rss * 1048576.0 / tracked;
   const double marginal = (rss - baselineRss) * 1048576.0 / tracked;
-  std::printf("\n[3] memory: firstworkd RSS %.1f MiB 10 s after sync (%.1f MiB when it first fell idle; peak %.1f MiB; "
+  std::printf("\n[3] memory: firstworkd RSS %.1f MiB 10 s after the sync's steps were done (%.1f MiB when it first fell idle; peak %.1f MiB; "
               "%.1f MiB synced to an empty estate) for %zu tracked objects → %.0f B/object, %.0f B/object above the "
               "empty daemon (goal <= 1024 B: %s; reference 256 MiB for the estate → ratio %.2f)\n",
               rss, rssIdle, d.hwmMiB(), baselineRss, objects, perObject, marginal, verdict(perObject <= 1024),
