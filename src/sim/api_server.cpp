@@ -1915,6 +1915,17 @@ void ApiServer::stallStreams(std::chrono::milliseconds duration) {
   }
 }
 
+void ApiServer::resumeStreams() {
+  std::lock_guard<std::mutex> lk(impl_->mu_);
+  const auto now = Steady::now();
+  for (auto& list : impl_->watchers_) {
+    for (auto& w : list) {
+      w->stallUntil = std::min(w->stallUntil, now);
+      w->cv.notify_all();
+    }
+  }
+}
+
 void ApiServer::failNextRequests(int status, int count, std::optional<int> retryAfterSeconds) {
   std::lock_guard<std::mutex> lk(impl_->mu_);
   impl_->fault_.status = status;

@@ -173,6 +173,8 @@ class ApiServer {
   /// Open streams send nothing (no events, no bookmarks) for `duration`; events are kept and
   /// sent afterwards.
   void stallStreams(std::chrono::milliseconds duration);
+  /// Ends a stall now: every open stream sends what it kept at once.
+  void resumeStreams();
   /// The next `count` requests answer `status` (e.g. 500 or 429) with a Status body; for 429 a
   /// Retry-After header of `retryAfterSeconds` is sent when given.
   /// (Any authenticated request counts: list, watch, get, discovery. 401 is decided first.

@@ -1014,6 +1014,34 @@ TEST_CASE("stallStreams holds every byte for the duration, then sends the kept e
   CHECK(parseLine(w.lines()[2])["object"]["metadata"]["name"] == "p2");
 }
 
+TEST_CASE("resumeStreams ends a stall at once and sends the kept events", "[sim]") {
+  ApiServer s;
+  s.start();
+  StreamClient w(s.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken);
+  REQUIRE(w.waitHeaders());
+  s.create("pods", pod("a", "p0"));
+  REQUIRE(w.waitLines(1));
+  const auto t0 = std::chrono::steady_clock::now();
+  s.stallStreams(60s);
+  s.create("pods", pod("a", "p1"));
+  s.create("pods", pod("a", "p2"));
+  std::this_thread::sleep_for(200ms);
+  CHECK(w.lines().size() == 1);  // held
+  s.resumeStreams();
+  REQUIRE(w.waitLines(3));  // long before the minute the stall was set for
+  CHECK(std::chrono::steady_clock::now() - t0 < 30s);
+  CHECK(parseLine(w.lines()[1])["object"]["metadata"]["name"] == "p1");
+  CHECK(parseLine(w.lines()[2])["object"]["metadata"]["name"] == "p2");
+  // Not a standing exemption: a later stall holds again.
+  s.stallStreams(60s);
+  s.create("pods", pod("a", "p3"));
+  std::this_thread::sleep_for(200ms);
+  CHECK(w.lines().size() == 3);
+  s.resumeStreams();
+  REQUIRE(w.waitLines(4));
+  CHECK(parseLine(w.lines()[3])["object"]["metadata"]["name"] == "p3");
+}
+
 TEST_CASE("failNextRequests answers the next requests with the given status", "[sim]") {
   ApiServer s;
   s.start();
