@@ -404,6 +404,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
                                       {"stranded_gpu_minutes", p.detail->strandedGpuSeconds / 60.0}});
     }
     commitPending();  // what the steps left meanwhile
+    // Nothing out: the release after the lists may be due now that the records are back. Posted,
+    // so that this batch is freed first.
+    if (!inFlight && !stopping) asio::post(io, [this] { if (!stopping) releaseMemoryIfDue(); });
   }
 
   /// At shutdown, on the loop: waits for the batch out and commits what is pending, until
@@ -453,7 +456,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   void releaseMemoryIfDue() {
     const auto mono = clock.monotonicNow();
     if (std::exchange(listsCompleted, false)) heapPolicy.listsCompleted(mono);
-    if (!heapPolicy.due(mono)) return;
+    if (!heapPolicy.due(mono, /*stepsSettled=*/!inFlight && pending.empty())) return;
     const size_t decodeBuffers = model::releaseDecodeBuffers(kDecodeBufferKeepBytes);
     const auto started = clock.monotonicNow();
     releaseFreeHeap();

@@ -50,11 +50,11 @@ std::optional<uint64_t> threadAllocatedBytes() { return std::nullopt; }
 
 void HeapReleasePolicy::listsCompleted(MonotonicTime now) { afterSyncAt_ = now + options_.afterSync; }
 
-bool HeapReleasePolicy::due(MonotonicTime now) {
+bool HeapReleasePolicy::due(MonotonicTime now, bool stepsSettled) {
   if (!last_) last_ = now;  // the interval counts from the first question (process start)
-  const bool afterSync = afterSyncAt_ && now >= *afterSyncAt_;
+  const bool afterSync = afterSyncAt_ && now >= *afterSyncAt_ && stepsSettled;
   if (!afterSync && now - *last_ < options_.interval) return false;
-  afterSyncAt_.reset();
+  if (afterSync) afterSyncAt_.reset();
   last_ = now;
   return true;
 }

@@ -29,7 +29,10 @@ std::optional<uint64_t> threadAllocatedBytes();
 /// the process's RSS for its life, although the steady state needs a fraction of it. A release
 /// is due shortly after every watched resource has completed a LIST (the initial sync or a
 /// relist: the burst is over by then) and otherwise every `interval` (memory that deleted objects
-/// left behind). Reading the allocator's figures to decide (mallinfo2) would cost as much as
+/// left behind). The release after the lists also waits until the steps' records are back from
+/// the store: at the full estate the first step's commit outlasts `afterSync`, and a purge before
+/// it returned left its records' memory resident (714 or 787 MiB settled, by the timing;
+/// bench/README.md). Reading the allocator's figures to decide (mallinfo2) would cost as much as
 /// releasing, so the policy goes by these occasions. Single-threaded (the event loop).
 class HeapReleasePolicy {
  public:
@@ -43,8 +46,10 @@ class HeapReleasePolicy {
 
   /// Every watched resource has just completed its LIST (called once per such transition).
   void listsCompleted(MonotonicTime now);
-  /// Whether to release at `now`; a true answer counts as the release.
-  bool due(MonotonicTime now);
+  /// Whether to release at `now`; a true answer counts as the release. `stepsSettled`: no
+  /// records are out to the store or waiting for it (the release after the lists waits for it;
+  /// the interval's does not, and leaves that one pending).
+  bool due(MonotonicTime now, bool stepsSettled = true);
 
  private:
   Options options_;

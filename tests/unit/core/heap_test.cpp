@@ -51,6 +51,23 @@ TEST_CASE("heap release policy: a few seconds after the lists complete, once") {
   CHECK(p.due(t0 + 403s));
 }
 
+TEST_CASE("heap release policy: after the lists, once the steps' records are back from the store") {
+  HeapReleasePolicy p(options());
+  const MonotonicTime t0 = MonotonicTime{} + 1h;
+  CHECK_FALSE(p.due(t0));
+  p.listsCompleted(t0 + 10s);
+  CHECK_FALSE(p.due(t0 + 13s, false));  // 3 s after, but the first step's commit is still out
+  CHECK_FALSE(p.due(t0 + 20s, false));
+  CHECK(p.due(t0 + 21s, true));  // its records came back: now
+  CHECK_FALSE(p.due(t0 + 22s, true));  // once per completion
+  // The interval's release does not wait for the store, and leaves a pending one pending.
+  p.listsCompleted(t0 + 320s);
+  CHECK(p.due(t0 + 321s, false));  // 300 s after the last release
+  CHECK_FALSE(p.due(t0 + 324s, false));
+  CHECK(p.due(t0 + 325s, true));  // the lists' release, once its steps are back
+  CHECK_FALSE(p.due(t0 + 326s, true));
+}
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define FIRSTWORK_TEST_SANITIZED_HEAP 1
 #elif defined(__has_feature)
