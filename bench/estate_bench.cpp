@@ -492,7 +492,7 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
     // time stands still, and a scrape moves it. Scraping on until then kept a burst "busy" for up
     // to a second more than one without scrapes (bench/README.md, 5b).
     auto sending = [&] { return e.eventsSent() - sentBase < n; };
-    scraper = std::thread([&] {
+    scraper = std::thread([&, sending] {  // `sending` by value: it ends with this block
       while (!stop && sending()) {
         auto next = Steady::now() + 1s;
         double ms = 0;
