@@ -404,9 +404,10 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
                                       {"stranded_gpu_minutes", p.detail->strandedGpuSeconds / 60.0}});
     }
     commitPending();  // what the steps left meanwhile
-    // Nothing out: the release after the lists may be due now that the records are back. Posted,
-    // so that this batch is freed first.
-    if (!inFlight && !stopping) asio::post(io, [this] { if (!stopping) releaseMemoryIfDue(); });
+    // Nothing out: a release after the lists that waited for these records may be due now. Posted,
+    // so that this batch is freed first; asked only while one is to come (not at every commit).
+    if (!inFlight && !stopping && (listsCompleted || heapPolicy.afterListsPending()))
+      asio::post(io, [this] { if (!stopping) releaseMemoryIfDue(); });
   }
 
   /// At shutdown, on the loop: waits for the batch out and commits what is pending, until

@@ -50,6 +50,9 @@ class HeapReleasePolicy {
   /// records are out to the store or waiting for it (the release after the lists waits for it;
   /// the interval's does not, and leaves that one pending).
   bool due(MonotonicTime now, bool stepsSettled = true);
+  /// A release after the lists is still to come (the caller need not ask between its occasions
+  /// otherwise).
+  bool afterListsPending() const { return afterSyncAt_.has_value(); }
 
  private:
   Options options_;

@@ -55,14 +55,19 @@ TEST_CASE("heap release policy: after the lists, once the steps' records are bac
   HeapReleasePolicy p(options());
   const MonotonicTime t0 = MonotonicTime{} + 1h;
   CHECK_FALSE(p.due(t0));
+  CHECK_FALSE(p.afterListsPending());
   p.listsCompleted(t0 + 10s);
+  CHECK(p.afterListsPending());
   CHECK_FALSE(p.due(t0 + 13s, false));  // 3 s after, but the first step's commit is still out
   CHECK_FALSE(p.due(t0 + 20s, false));
+  CHECK(p.afterListsPending());
   CHECK(p.due(t0 + 21s, true));  // its records came back: now
+  CHECK_FALSE(p.afterListsPending());
   CHECK_FALSE(p.due(t0 + 22s, true));  // once per completion
   // The interval's release does not wait for the store, and leaves a pending one pending.
   p.listsCompleted(t0 + 320s);
   CHECK(p.due(t0 + 321s, false));  // 300 s after the last release
+  CHECK(p.afterListsPending());
   CHECK_FALSE(p.due(t0 + 324s, false));
   CHECK(p.due(t0 + 325s, true));  // the lists' release, once its steps are back
   CHECK_FALSE(p.due(t0 + 326s, true));
