@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <regex>
@@ -48,6 +49,7 @@
 #include <fmt/format.h>
 
 #include "event_mix.hpp"
+#include "firstwork/core/thread_name.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "support/subprocess.hpp"
 
@@ -77,12 +79,15 @@ double selfCpu() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/// utime + stime of a process, seconds (clock-tick resolution).
-double processCpu(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+/// utime + stime from a /proc stat file (a process's or a thread's), seconds (clock-tick
+/// resolution); its name (the field in parentheses) into `name` when asked.
+double statCpu(const std::string& path, std::string* name = nullptr) {
+  std::ifstream in(path);
   std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto open = s.find('(');
   auto close = s.rfind(')');
-  if (close == std::string::npos) return 0;
+  if (open == std::string::npos || close == std::string::npos || close < open) return 0;
+  if (name) *name = s.substr(open + 1, close - open - 1);
   std::istringstream fields(s.substr(close + 2));
   std::string f;
   double ticks = 0;
@@ -90,6 +95,43 @@ double processCpu(pid_t pid) {
     if (i == 14 || i == 15) ticks += std::strtod(f.c_str(), nullptr);
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double processCpu(pid_t pid) { return statCpu(fmt::format("/proc/{}/stat", pid)); }
+
+/// CPU time of each thread of a process: thread id -> (name, seconds).
+using ThreadTimes = std::map<long, std::pair<std::string, double>>;
+
+ThreadTimes threadTimes(pid_t pid) {
+  ThreadTimes t;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+    std::string name;
+    const double cpu = statCpu((task.path() / "stat").string(), &name);
+    t[std::strtol(task.path().filename().c_str(), nullptr, 10)] = {name, cpu};
+  }
+  return t;
+}
+
+/// CPU seconds spent between two readings, summed by thread name, most first. A thread started
+/// in between counts from zero; one that ended in between is lost (the daemon's and the API
+/// servers' threads live through a burst).
+std::vector<std::pair<std::string, double>> cpuByThreadName(const ThreadTimes& before, const ThreadTimes& after) {
+  std::map<std::string, double> sum;
+  for (const auto& [tid, nameCpu] : after) {
+    auto it = before.find(tid);
+    sum[nameCpu.first] += nameCpu.second - (it == before.end() ? 0.0 : it->second.second);
+  }
+  std::vector<std::pair<std::string, double>> out(sum.begin(), sum.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::string formatThreadCpu(const std::vector<std::pair<std::string, double>>& v) {
+  std::string out;
+  for (const auto& [name, cpu] : v)
+    if (cpu >= 0.005) out += fmt::format("{}{} {:.2f}", out.empty() ? "" : ", ", name, cpu);
+  return out.empty() ? "none" : out;
 }
 
 /// A field of /proc/<pid>/status in KiB (VmRSS, VmHWM).
@@ -439,6 +481,9 @@ struct Burst {
   double applyRate = 0;  // events/s the simulated servers accepted while queueing
   bool serverBound = false;  // queueing outlasted the hold: the figure includes production
   WorkCounters work;  // the daemon's, over the burst
+  /// CPU seconds by thread name over the burst: the daemon's, and this process's (the API
+  /// servers' threads "sim-api", the scraper "bench-scrape", the main thread).
+  std::vector<std::pair<std::string, double>> daemonThreads, benchThreads;
   std::vector<double> scrapeMs;
   double eventsPerSec() const { return wall > 0 ? static_cast<double>(events) / wall : 0; }
 };
@@ -493,6 +538,7 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
     // to a second more than one without scrapes (bench/README.md, 5b).
     auto sending = [&] { return e.eventsSent() - sentBase < n; };
     scraper = std::thread([&, sending] {  // `sending` by value: it ends with this block
+      firstwork::nameThisThread("bench-scrape");
       while (!stop && sending()) {
         auto next = Steady::now() + 1s;
         double ms = 0;
@@ -505,6 +551,8 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
   const double cpu0 = d.cpu();
   const double self0 = selfCpu();
   const WorkCounters work0 = processWork(d.pid());
+  const ThreadTimes daemonThreads0 = threadTimes(d.pid());
+  const ThreadTimes benchThreads0 = threadTimes(getpid());
   // Until the servers have written every event and the daemon's CPU time stopped moving.
   double lastCpu = cpu0;
   auto lastBusy = release;
@@ -525,6 +573,8 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
   b.daemonCpu = lastCpu - cpu0;
   b.serverCpu = selfCpu() - self0;
   b.work = processWork(d.pid()) - work0;
+  b.daemonThreads = cpuByThreadName(daemonThreads0, threadTimes(d.pid()));
+  b.benchThreads = cpuByThreadName(benchThreads0, threadTimes(getpid()));
   stop = true;
   if (scraper.joinable()) scraper.join();
   if (!d.waitEvents(base + static_cast<double>(n), 30s)) {
@@ -540,6 +590,8 @@ void printBurst(const char* name, const Burst& b) {
               b.daemonCpu / static_cast<double>(b.events) * 1e5,
               b.daemonCpu > 0 ? static_cast<double>(b.events) / b.daemonCpu : 0, b.serverCpu,
               b.serverBound ? "  [server-bound: queueing outlasted the hold]" : "");
+  std::printf("  %-28s cpu-s by thread: daemon %s; this process %s\n", "", formatThreadCpu(b.daemonThreads).c_str(),
+              formatThreadCpu(b.benchThreads).c_str());
 }
 
 /// Events/s the servers accept (create/update/remove of generated events), to size the hold.
@@ -598,6 +650,7 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   std::thread poller;
   if (measureLatency) {
     poller = std::thread([&] {
+      firstwork::nameThisThread("bench-poll");
       while (!stop) {
         double v = d.watchEvents();
         if (v >= 0) polls.emplace_back(secondsSince(t0), v - base);

@@ -29,6 +29,7 @@
 #include "firstwork/log/redact.hpp"
 #include "firstwork/app/engine_metrics.hpp"
 #include "firstwork/app/step_pacer.hpp"
+#include "firstwork/core/thread_name.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
 #include "firstwork/records/records.hpp"
 #include "firstwork/signals/useful_work_probe.hpp"
@@ -809,6 +810,7 @@ Status Daemon::start() {
   });
   if (d.probe) d.probe->start();
   d.loop = std::thread([&d] {
+    nameThisThread("fw-loop");
     try {
       d.io.run();
     } catch (const std::exception& e) {

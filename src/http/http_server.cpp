@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "firstwork/config/listen_address.hpp"
+#include "firstwork/core/thread_name.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/log/redact.hpp"
 #include "firstwork/log/throttle.hpp"
@@ -391,7 +392,10 @@ Status HttpServer::start() {
                                  err != 0 ? fmt::format(": {}", std::strerror(err)) : ""));
   }
   port_ = static_cast<uint16_t>(bound);
-  s.thread = std::thread([&s] { s.server->listen_after_bind(); });
+  s.thread = std::thread([&s] {
+    nameThisThread("fw-http");  // before the pool's threads start: they take its name
+    s.server->listen_after_bind();
+  });
   // httplib's stop() is a no-op until the accept loop runs, so wait for it: stop() right after
   // start() must not leave the thread listening forever.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

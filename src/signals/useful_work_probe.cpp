@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "firstwork/core/thread_name.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/log/redact.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
@@ -257,6 +258,7 @@ void UsefulWorkProbe::start() {
   if (thread_.joinable()) return;
   stopping_ = false;
   thread_ = std::thread([this] {
+    nameThisThread("fw-probe");
     while (!stopping_) {
       pollOnce();
       std::unique_lock lock(wake_mu_);

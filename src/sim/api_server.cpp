@@ -27,6 +27,7 @@
 
 #include "base64.hpp"
 #include "firstwork/core/rfc3339.hpp"
+#include "firstwork/core/thread_name.hpp"
 #include "selectors.hpp"
 #include "tls_certs.hpp"
 
@@ -1725,6 +1726,7 @@ struct ApiServer::Impl {
     listen_done_ = false;
     httplib::Server* raw = srv.get();
     listen_thread_ = std::thread([this, raw] {
+      nameThisThread("sim-api");  // before its pool's threads start: they take its name
       raw->listen_after_bind();
       listen_done_ = true;
     });

@@ -9,6 +9,8 @@
 #include <thread>
 #include <utility>
 
+#include "firstwork/core/thread_name.hpp"
+
 namespace firstwork::store {
 
 namespace asio = boost::asio;
@@ -16,7 +18,10 @@ namespace asio = boost::asio;
 struct StoreThread::Impl {
   explicit Impl(StorePtr s) : store(std::move(s)), work(io.get_executor()) {
     // The queue is Asio's: a job posted from any thread runs on this one, in posting order.
-    thread = std::thread([this] { io.run(); });
+    thread = std::thread([this] {
+      nameThisThread("fw-store");
+      io.run();
+    });
   }
   StorePtr store;
   asio::io_context io{1};

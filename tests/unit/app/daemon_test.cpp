@@ -2,6 +2,7 @@
 // answers (the clusters here point at a port nobody listens on; the daemon is stopped at once).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "firstwork/records/records.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "firstwork/store/store.hpp"
+#include "support/process_threads.hpp"
 #include "support/store_v1.hpp"
 #include "support/subprocess.hpp"
 #include "support/temp_dir.hpp"
@@ -190,6 +192,26 @@ const nlohmann::json* findLine(const std::vector<nlohmann::json>& lines, const s
 }
 
 }  // namespace
+
+TEST_CASE("The daemon's threads carry names a process list shows", "[app][daemon]") {
+  testing::TempDir dir("firstwork-daemon-test");
+  std::vector<std::string> names;
+  const auto count = [&](const char* n) { return std::count(names.begin(), names.end(), n); };
+  startAndStop(optionsFor((dir.path / "fw.db").string(), {cluster("gpu-a", config::ClusterRole::Standalone)}),
+               [&] {
+                 // The HTTP pool's threads may still be starting when start() returns.
+                 const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                 for (;;) {
+                   names = testing::threadNames();
+                   if (count("fw-http") >= 2 || std::chrono::steady_clock::now() >= deadline) break;
+                   std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                 }
+               });
+  CHECK(count("fw-loop") == 1);   // the event loop
+  CHECK(count("fw-store") == 1);  // the store's commits
+  // The HTTP server's accept thread and its pool (which takes the accept thread's name).
+  CHECK(count("fw-http") >= 2);
+}
 
 TEST_CASE("At start the daemon deletes the stored views of workers no longer configured",
           "[app][daemon]") {

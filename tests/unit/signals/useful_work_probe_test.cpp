@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "firstwork/metrics/self_metrics.hpp"
 #include "fakes/manual_clock.hpp"
+#include "support/process_threads.hpp"
 
 extern char** environ;
 
@@ -312,6 +314,9 @@ TEST_CASE("start polls in the background and stop interrupts a hanging request",
     std::this_thread::sleep_for(5ms);
   }
   REQUIRE(requests >= 2);
+  // Its thread is named for the process list (top -H, perf).
+  const auto names = testing::threadNames();
+  CHECK(std::count(names.begin(), names.end(), "fw-probe") == 1);
   probe.stop();  // must not wait for the 60 s timeout: the transfer is aborted
   release = true;
   CHECK(callbacks == 1);

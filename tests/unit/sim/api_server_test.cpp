@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -237,6 +238,10 @@ TEST_CASE("Every path needs the current bearer token; failures are 401 Status", 
   }
   CHECK(get(s, "/api/v1/pods", "wrong").status == 401);
   CHECK(get(s, "/api/v1/pods").status == 200);
+  // Its accept thread and the threads that served these requests are named for the process list
+  // (a benchmark's per-thread CPU account tells them from the daemon's and its own).
+  const auto names = firstwork::testing::threadNames();
+  CHECK(std::count(names.begin(), names.end(), "sim-api") >= 2);
 
   s.rotateToken("second");
   CHECK(s.token() == "second");
