@@ -633,6 +633,7 @@ struct Paced {
   double seconds = 0;
   double daemonCpu = 0;
   WorkCounters work;  // the daemon's, over the run
+  std::vector<std::pair<std::string, double>> daemonThreads;  // CPU-seconds by thread name
   size_t events = 0;
   std::vector<double> latencyMs;  // per event: written → visible in a /metrics scrape
 };
@@ -660,6 +661,7 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   }
   const double cpu0 = d.cpu();
   const WorkCounters work0 = processWork(d.pid());
+  const ThreadTimes threads0 = threadTimes(d.pid());
   for (size_t i = 0; i < n; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Steady::duration>(
                                            std::chrono::duration<double>(static_cast<double>(i) / rate)));
@@ -670,6 +672,7 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   p.rate = static_cast<double>(n) / p.seconds;
   p.daemonCpu = d.cpu() - cpu0;
   p.work = processWork(d.pid()) - work0;
+  p.daemonThreads = cpuByThreadName(threads0, threadTimes(d.pid()));
   p.events = n;
   if (measureLatency) {
     d.waitEvents(base + static_cast<double>(n), 30s);
@@ -986,6 +989,7 @@ int run(const Options& o) {
               "%.2f read and %.2f write system calls, %.0f bytes to storage\n",
               slow.rate, slow.work.wakeups * perEvent, slow.work.readCalls * perEvent,
               slow.work.writeCalls * perEvent, slow.work.storageBytes * perEvent);
+  std::printf("  daemon cpu-s by thread at %.0f ev/s: %s\n", slow.rate, formatThreadCpu(slow.daemonThreads).c_str());
   std::printf("\n(bench ran %.0f s)\nfirstworkd RSS at the end: %.1f MiB (peak %.1f MiB)\n", secondsSince(gStart), d.rssMiB(), d.hwmMiB());
   if (e.errors != 0) std::printf("(server rejected %zu generated writes)\n", e.errors);
   if (o.keepDir) {

@@ -39,11 +39,23 @@ void MetricsSnapshot::publish(Rendering r) {
     rendered_at_ = clock_.monotonicNow();
     ++generation_;
     request_pending_ = false;
+    wanted_.store(false, std::memory_order_relaxed);
   }
   published_.notify_all();
 }
 
 void MetricsSnapshot::refresh() { publish(render()); }
+
+bool MetricsSnapshot::refreshIfWanted(bool always) {
+  if (!wanted_.load(std::memory_order_relaxed)) return false;
+  {
+    std::lock_guard lock(mu_);
+    if (!request_pending_) return false;  // answered meanwhile, or the scrape gave up
+    if (!always && clock_.monotonicNow() - asked_at_ < options_.answerBetweenEventsAfter) return false;
+  }
+  refresh();
+  return true;
+}
 
 std::shared_ptr<const std::string> MetricsSnapshot::current() const {
   std::lock_guard lock(mu_);
@@ -70,6 +82,8 @@ std::shared_ptr<const std::string> MetricsSnapshot::scrape() {
     if (requester_) {
       bool ask = !request_pending_;
       request_pending_ = true;
+      if (ask) asked_at_ = clock_.monotonicNow();
+      wanted_.store(true, std::memory_order_relaxed);
       requester = requester_;
       if (ask) {
         lock.unlock();
@@ -84,6 +98,7 @@ std::shared_ptr<const std::string> MetricsSnapshot::scrape() {
       published_.wait_for(lock, options_.waitForLoop, [&] { return generation_ != seen; });
       if (generation_ != seen) return text_;
       request_pending_ = false;  // let a later scrape ask again
+      wanted_.store(false, std::memory_order_relaxed);
     }
   }
   // No loop to ask, or it did not answer in time: render here, one scrape thread at a time, and

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <thread>
 
 #include "fakes/manual_clock.hpp"
@@ -128,6 +129,73 @@ TEST_CASE("a loop that does not answer in time falls back to rendering on the sc
   f.clock.advance(2s);
   snapshot.scrape();
   CHECK(requests == 2);
+}
+
+TEST_CASE("a loop busy in one long handler answers a scrape that waited between two of its events",
+          "[http][snapshot]") {
+  Fixture f;
+  // Generous: the answer comes within one event's work, the bound only guards a hang.
+  MetricsSnapshot snapshot(f.registry, f.clock,
+                           {.freshness = 1000ms, .waitForLoop = 60'000ms, .answerBetweenEventsAfter = 50ms});
+  CHECK_FALSE(snapshot.refreshIfWanted());  // no scrape waits: nothing rendered
+  CHECK_FALSE(snapshot.refreshIfWanted(true));
+  CHECK(snapshot.renderCount() == 0);
+  Loop loop;
+  std::atomic<bool> scraped{false}, handlerStarted{false};
+  std::atomic<int64_t> askedAt{0};
+  // The loop thread's own: the manual clock's time when the check answered, and how many checks
+  // did not answer while the scrape waited.
+  int64_t answeredAt = 0;
+  int checksLeftAlone = 0;
+  // The handler the loop is in when the scrape arrives: a flood of events, each followed by the
+  // check, and each 10 ms of the manual clock once the scrape has asked (the clock stands still
+  // until then, so the scrape's time of asking is the requester's); it ends once the scrape has
+  // its answer (or after 10 s, which fails the test below).
+  loop.post([&] {
+    handlerStarted = true;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!scraped && std::chrono::steady_clock::now() < deadline) {
+      f.counter.Increment();  // one event's work
+      const bool waiting = askedAt != 0;
+      if (waiting) f.clock.advance(10ms);
+      if (snapshot.refreshIfWanted()) {
+        answeredAt = f.clock.monotonicNow().time_since_epoch().count();
+        break;
+      }
+      if (waiting) ++checksLeftAlone;
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  // The posted refresh waits behind that handler; it finds the scrape answered and renders nothing.
+  snapshot.setRefreshRequester([&] {
+    askedAt = f.clock.monotonicNow().time_since_epoch().count();
+    loop.post([&] { snapshot.refreshIfWanted(true); });
+  });
+  while (!handlerStarted) std::this_thread::sleep_for(1ms);
+  auto text = snapshot.scrape();
+  scraped = true;
+  CHECK(text->find("firstwork_test_total ") != std::string::npos);
+  std::promise<void> drained;
+  loop.post([&] { drained.set_value(); });
+  drained.get_future().wait();
+  REQUIRE(answeredAt != 0);  // answered inside the handler
+  // Not before it had waited 50 ms: the checks after 10, 20, 30 and 40 ms left it to the posted
+  // refresh, the one after 50 ms answered.
+  CHECK(answeredAt - askedAt == std::chrono::nanoseconds(50ms).count());
+  CHECK(checksLeftAlone == 4);
+  CHECK(snapshot.renderCount() == 1);
+  CHECK(snapshot.inlineRenderCount() == 0);
+  CHECK_FALSE(snapshot.refreshIfWanted(true));
+}
+
+TEST_CASE("after a scrape gave up on the loop, the loop's check renders nothing", "[http][snapshot]") {
+  Fixture f;
+  MetricsSnapshot snapshot(f.registry, f.clock, {.freshness = 1000ms, .waitForLoop = 20ms});
+  snapshot.setRefreshRequester([] {});  // posts nothing: a loop stuck in one handler
+  snapshot.scrape();  // waits 20 ms, then renders on its own thread
+  CHECK(snapshot.inlineRenderCount() == 1);
+  CHECK_FALSE(snapshot.refreshIfWanted());
+  CHECK(snapshot.renderCount() == 1);
 }
 
 TEST_CASE("a requester that throws is treated like a loop that never answers",
