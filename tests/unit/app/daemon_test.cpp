@@ -199,11 +199,13 @@ TEST_CASE("The daemon's threads carry names a process list shows", "[app][daemon
   const auto count = [&](const char* n) { return std::count(names.begin(), names.end(), n); };
   startAndStop(optionsFor((dir.path / "fw.db").string(), {cluster("gpu-a", config::ClusterRole::Standalone)}),
                [&] {
-                 // The HTTP pool's threads may still be starting when start() returns.
+                 // Each thread names itself when it starts, and the HTTP pool's threads start
+                 // after the accept thread: start() may return before all of that has run.
                  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
                  for (;;) {
                    names = testing::threadNames();
-                   if (count("fw-http") >= 2 || std::chrono::steady_clock::now() >= deadline) break;
+                   const bool all = count("fw-loop") == 1 && count("fw-store") == 1 && count("fw-http") >= 2;
+                   if (all || std::chrono::steady_clock::now() >= deadline) break;
                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
                  }
                });
