@@ -68,7 +68,11 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     int want = 0;
     bool readPending = false;
     bool writePending = false;
-    // Read coalescing (TransportOptions::readCoalesce, Impl::park).
+    // Read coalescing (TransportOptions::readCoalesce, Impl::park). While parked the descriptor
+    // is out of the reactor and `delay` runs; a socket read at its park's end stays out of the
+    // reactor until it is parked again or watched (arm).
+    bool parked = false;
+    bool assignFailed = false;  // could not be put back into the reactor: curl was told once
     std::chrono::steady_clock::time_point lastRead{};
     std::unique_ptr<boost::asio::steady_timer> delay;
   };
@@ -424,7 +428,8 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void arm(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
-    if (!sock->descriptor.is_open()) return;  // parked: the park's end arms it
+    if (sock->parked) return;  // the park's end arms it
+    if (!sock->descriptor.is_open() && !watchAgain(fd, sock)) return;
     std::weak_ptr<Impl> weak = weak_from_this();
     std::weak_ptr<Socket> weakSock = sock;
     if ((sock->want & CURL_POLL_IN) && !sock->readPending) {
@@ -451,6 +456,30 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
             self->onReady(fd, s, CURL_CSELECT_OUT, ec);
           });
     }
+  }
+
+  /// Puts a socket read at its park's end back into the reactor (it stays out while it is read
+  /// and parked again, interval after interval: two epoll_ctl calls and a reactor registration
+  /// per read saved on a busy stream). False when that fails: curl is told (posted, once), fails
+  /// the transfer, and its owner retries.
+  bool watchAgain(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
+    if (sock->assignFailed) return false;
+    boost::system::error_code ec;
+    sock->descriptor.assign(fd, ec);
+    if (!ec) {
+      ++stats.watchedAgain;
+      return true;
+    }
+    sock->assignFailed = true;
+    detail::logger()->error("cannot watch socket again fd={} error=\"{}\"", fd, ec.message());
+    std::weak_ptr<Impl> weak = weak_from_this();
+    std::weak_ptr<Socket> weakSock = sock;
+    boost::asio::post(io, [weak, weakSock, fd, ec] {
+      auto self = weak.lock();
+      auto s = weakSock.lock();
+      if (self && s) self->onReady(fd, s, CURL_CSELECT_IN, ec);
+    });
+    return false;
   }
 
   /// Bytes waiting in the socket's receive queue; -1 when the kernel cannot tell.
@@ -493,8 +522,10 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     sock->lastRead = now;
     if (!busy || sock->want != CURL_POLL_IN || requestInFlight() || pendingBytes(fd) != 0) return false;
     // Out of the reactor while parked: Asio keeps a descriptor in epoll, edge-triggered, even
-    // with no wait pending, so every event arriving on it would still wake the loop.
-    sock->descriptor.release();  // arm() adds no wait to a released descriptor
+    // with no wait pending, so every event arriving on it would still wake the loop. (Already
+    // out when this read was the park's end.)
+    if (sock->descriptor.is_open()) sock->descriptor.release();
+    sock->parked = true;  // arm() adds no wait to a parked socket
     ++stats.parks;
     if (!sock->delay) sock->delay = std::make_unique<boost::asio::steady_timer>(io);
     parkUntilNextInterval(fd, sock, now);
@@ -532,23 +563,19 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   void unpark(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
     auto it = sockets.find(fd);
     if (it == sockets.end() || it->second != sock) return;  // curl closed it meanwhile
+    sock->parked = false;
     const bool waiting = (sock->want & CURL_POLL_IN) && pendingBytes(fd) > 0;
     const auto now = std::chrono::steady_clock::now();
     if (!waiting && sock->want == CURL_POLL_IN && !requestInFlight() &&
         now - sock->lastRead < kBusyIntervals * options.readCoalesce) {
+      sock->parked = true;
       parkUntilNextInterval(fd, sock, now);  // quiet for now: look again at the next interval
       return;
     }
-    boost::system::error_code ec;
-    sock->descriptor.assign(fd, ec);
-    if (ec) {
-      // Cannot watch it again: curl fails the transfer, and its owner retries.
-      detail::logger()->error("cannot watch socket again fd={} error=\"{}\"", fd, ec.message());
-      onReady(fd, sock, CURL_CSELECT_IN, ec);
-      return;
-    }
     if (waiting) {
-      onReady(fd, sock, CURL_CSELECT_IN, {});  // the batch
+      // The batch, read while the socket is still out of the reactor: onReady parks it again
+      // or, if it is not to be parked, watches it (arm).
+      onReady(fd, sock, CURL_CSELECT_IN, {});
     } else {
       arm(fd, sock);  // quiet for ten intervals (or end of stream): watched again
     }

@@ -37,6 +37,7 @@ struct TransportOptions {
 struct TransportStats {
   uint64_t readActions = 0;  // curl_multi_socket_action calls for readable sockets
   uint64_t parks = 0;        // reads after which the socket was parked (readCoalesce)
+  uint64_t watchedAgain = 0; // parked sockets put back into the reactor (quiet, or not to be parked)
 };
 
 /// KubeTransport on libcurl. Every request of one cluster runs in one curl multi handle driven

@@ -262,6 +262,33 @@ TEST_CASE("a trickling stream is read in batches, one read per coalescing interv
   CHECK(after.readActions - before.readActions <= 6);
 }
 
+TEST_CASE("a busy stream read at each interval's end stays out of the reactor between reads",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(quietOpts());
+  server.start();
+  TransportOptions to;
+  to.readCoalesce = 20ms;  // busy while read again within 200 ms
+  CoalescingWatch w(server, to);
+  const auto before = w.t.stats();
+  // 20 events 5 ms apart: about one read per 20 ms interval, each finding data at the park's end
+  // and parking again. Putting the socket back into the reactor for each of those reads (and
+  // taking it out again at once) cost two epoll_ctl calls a read; it goes back only once the
+  // stream has been quiet for ten intervals, here after the trickle at most (or after a stall
+  // of the writer longer than 200 ms on a loaded machine).
+  REQUIRE(w.trickle());
+  const auto after = w.t.stats();
+  const uint64_t reads = after.readActions - before.readActions;
+  const uint64_t parks = after.parks - before.parks;
+  const uint64_t again = after.watchedAgain - before.watchedAgain;
+  INFO("reads " << reads << ", parks " << parks << ", watched again " << again);
+  REQUIRE(parks >= 3);  // the case under test happened: reads at a park's end that parked again
+  CHECK(again * 3 <= parks);
+  // And the stream is read again once it has gone quiet: a late event still arrives.
+  std::this_thread::sleep_for(300ms);
+  server.create("pods", podJson("late"));
+  REQUIRE(runUntil(w.io, [&] { return w.count("\"late\"") == 1; }, 5s));
+}
+
 TEST_CASE("nothing is parked while a request that is not a stream is in flight",
           "[kube][transport][integration]") {
   auto o = quietOpts();
