@@ -99,6 +99,22 @@ double statCpu(const std::string& path, std::string* name = nullptr) {
 
 double processCpu(pid_t pid) { return statCpu(fmt::format("/proc/{}/stat", pid)); }
 
+/// A thread's context switches (voluntary and not) from its /proc status file; its name too.
+double threadStatusSwitches(const fs::path& status, std::string* name = nullptr) {
+  std::ifstream in(status);
+  std::string line;
+  double n = 0;
+  while (std::getline(in, line)) {
+    if (name != nullptr && line.rfind("Name:", 0) == 0) {
+      const size_t at = line.find_first_not_of(" \t", 5);
+      *name = at == std::string::npos ? std::string() : line.substr(at);
+    }
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+      n += std::strtod(line.c_str() + line.find(':') + 1, nullptr);
+  }
+  return n;
+}
+
 /// CPU time of each thread of a process: thread id -> (name, seconds).
 using ThreadTimes = std::map<long, std::pair<std::string, double>>;
 
@@ -125,6 +141,30 @@ std::vector<std::pair<std::string, double>> cpuByThreadName(const ThreadTimes& b
   std::vector<std::pair<std::string, double>> out(sum.begin(), sum.end());
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return out;
+}
+
+/// Context switches (voluntary and not) of each thread named `name`, by thread id. A server
+/// thread that blocks because its reader lags (a full socket buffer: httplib waits for the socket
+/// to become writable, then sends what fits) switches once for each such wait.
+std::map<long, double> threadSwitches(pid_t pid, std::string_view name) {
+  std::map<long, double> out;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+    std::string threadName;
+    const double n = threadStatusSwitches(task.path() / "status", &threadName);
+    if (threadName == name) out[std::strtol(task.path().filename().c_str(), nullptr, 10)] = n;
+  }
+  return out;
+}
+
+/// Switches between two readings of threadSwitches (a thread started in between counts from zero).
+double switchesSince(const std::map<long, double>& before, const std::map<long, double>& after) {
+  double sum = 0;
+  for (const auto& [tid, n] : after) {
+    auto it = before.find(tid);
+    sum += n - (it == before.end() ? 0.0 : it->second);
+  }
+  return sum;
 }
 
 std::string formatThreadCpu(const std::vector<std::pair<std::string, double>>& v) {
@@ -160,15 +200,8 @@ struct WorkCounters {
 WorkCounters processWork(pid_t pid) {
   WorkCounters w;
   std::error_code ec;
-  for (const auto& task : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
-    std::ifstream in(task.path() / "status");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
-        w.wakeups += std::strtod(line.c_str() + line.find(':') + 1, nullptr);
-      }
-    }
-  }
+  for (const auto& task : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec))
+    w.wakeups += threadStatusSwitches(task.path() / "status");
   std::ifstream io(fmt::format("/proc/{}/io", pid));
   std::string key;
   double value = 0;
@@ -481,6 +514,7 @@ struct Burst {
   double applyRate = 0;  // events/s the simulated servers accepted while queueing
   bool serverBound = false;  // queueing outlasted the hold: the figure includes production
   WorkCounters work;  // the daemon's, over the burst
+  double serverSwitches = 0;  // context switches of the API servers' threads ("sim-api")
   /// CPU seconds by thread name over the burst: the daemon's, and this process's (the API
   /// servers' threads "sim-api", the scraper "bench-scrape", the main thread).
   std::vector<std::pair<std::string, double>> daemonThreads, benchThreads;
@@ -551,6 +585,7 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
   const double cpu0 = d.cpu();
   const double self0 = selfCpu();
   const WorkCounters work0 = processWork(d.pid());
+  const auto serverSwitches0 = threadSwitches(getpid(), "sim-api");
   const ThreadTimes daemonThreads0 = threadTimes(d.pid());
   const ThreadTimes benchThreads0 = threadTimes(getpid());
   // Until the servers have written every event and the daemon's CPU time stopped moving.
@@ -573,6 +608,7 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
   b.daemonCpu = lastCpu - cpu0;
   b.serverCpu = selfCpu() - self0;
   b.work = processWork(d.pid()) - work0;
+  b.serverSwitches = switchesSince(serverSwitches0, threadSwitches(getpid(), "sim-api"));
   b.daemonThreads = cpuByThreadName(daemonThreads0, threadTimes(d.pid()));
   b.benchThreads = cpuByThreadName(benchThreads0, threadTimes(getpid()));
   stop = true;
@@ -920,8 +956,9 @@ int run(const Options& o) {
       Burst b = burst(e, g, d, o.estateEvents, preparedRate, withScrapes, true);
       printBurst(fmt::format("pair {}: {}", pair + 1, withScrapes ? "scrape every 1 s" : "no scrapes").c_str(), b);
       const double k = static_cast<double>(b.events) / 1000;
-      std::printf("  %-28s daemon per 1,000 events: %.1f wakeups, %.1f read and %.1f write system calls\n", "",
-                  b.work.wakeups / k, b.work.readCalls / k, b.work.writeCalls / k);
+      std::printf("  %-28s daemon per 1,000 events: %.1f wakeups, %.1f read and %.1f write system calls; "
+                  "the API servers' threads: %.1f context switches\n",
+                  "", b.work.wakeups / k, b.work.readCalls / k, b.work.writeCalls / k, b.serverSwitches / k);
       Burst& total = withScrapes ? scrapedTotal : quietTotal;
       total.events += b.events;
       total.wall += b.wall;
