@@ -49,6 +49,7 @@
 #include <fmt/format.h>
 
 #include "event_mix.hpp"
+#include "firstwork/core/rfc3339.hpp"
 #include "firstwork/core/thread_name.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "support/subprocess.hpp"
@@ -222,7 +223,8 @@ double percentile(std::vector<double> v, double p) {
 
 /// Sum of the samples of counter `name` whose labels contain none of `exclude`.
 double metricSum(const std::string& body, std::string_view name,
-                 const std::vector<std::string_view>& exclude = {}) {
+                 const std::vector<std::string_view>& exclude = {},
+                 const std::vector<std::string_view>& include = {}) {
   double sum = 0;
   size_t pos = 0;
   while (pos < body.size()) {
@@ -235,6 +237,7 @@ double metricSum(const std::string& body, std::string_view name,
     if (next != '{' && next != ' ') continue;
     bool skip = false;
     for (auto e : exclude) skip = skip || line.find(e) != std::string_view::npos;
+    for (auto i : include) skip = skip || line.find(i) == std::string_view::npos;
     if (skip) continue;
     sum += std::strtod(std::string(line.substr(line.rfind(' ') + 1)).c_str(), nullptr);
   }
@@ -296,6 +299,11 @@ struct Estate {
                                   team));
       worker->create("clusterqueues", fmt::format(R"({{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ClusterQueue","metadata":{{"name":"team-{}-cq"}},"spec":{{}}}})", team));
     }
+    // Benchmark 6a's probe Workloads are admitted here (no admission check: not MultiKueue).
+    manager->create("clusterqueues",
+                    R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ClusterQueue","metadata":{"name":"bench-probe-cq"},)"
+                    R"("spec":{"namespaceSelector":{},"resourceGroups":[{"coveredResources":["cpu"],"flavors":[{"name":"default-flavor",)"
+                    R"("resources":[{"name":"cpu","nominalQuota":"100000"}]}]}]}})");
   }
 
   sim::ApiServer& server(bool isManager) { return isManager ? *manager : *worker; }
@@ -672,25 +680,102 @@ struct Paced {
   std::vector<std::pair<std::string, double>> daemonThreads;  // CPU-seconds by thread name
   size_t events = 0;
   std::vector<double> latencyMs;  // per event: written → visible in a /metrics scrape
+  // Per probe Workload (makeProbe): written → its stage observation, and → its count in the
+  // workloads gauge, on /metrics. `probes` written; a probe never seen has no entry.
+  size_t probes = 0;
+  std::vector<double> stageMs;
+  std::vector<double> gaugeMs;
 };
 
+/// Benchmark 6a's probes of the engine's own figures. `firstwork_watch_events_total` counts an
+/// event when the reflector takes it; what the engine derives from it reaches /metrics later:
+/// a milestone's stage observation once a step has settled the workload and the store has
+/// committed its record (design §7), the workloads gauge when the metrics are next applied. A
+/// probe is a Workload created on the manager already holding quota in `bench-probe-cq` (a
+/// ClusterQueue without admission checks), so by the definitions (design §3, §6) each one adds
+/// exactly 1 to `firstwork_stage_seconds_count{cluster="manager",cluster_queue="bench-probe-cq",
+/// stage="queued_to_reserved"}` and 1 to the sum of `firstwork_workloads{cluster="manager",
+/// cluster_queue="bench-probe-cq"}` (a live cycle, reserved); nothing in the cycle mix uses that
+/// queue. Probes go in every kProbeEvery events.
+constexpr size_t kProbeEvery = 250;
+constexpr std::string_view kProbeStage = R"(cluster_queue="bench-probe-cq",stage="queued_to_reserved")";
+constexpr std::string_view kProbeQueue = R"(cluster_queue="bench-probe-cq")";
+
+std::string makeProbe(size_t run, size_t k) {
+  const std::string at = firstwork::formatRfc3339(
+      std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()));
+  return fmt::format(
+      R"({{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{{"name":"probe-{0}-{1}",)"
+      R"("namespace":"bench-probe","uid":"0b0e0000-0000-4000-8000-{0:04}{1:08}","generation":1,)"
+      R"("creationTimestamp":"{2}","labels":{{"kueue.x-k8s.io/queue-name":"bench-probe-lq"}}}},)"
+      R"("spec":{{"active":true,"queueName":"bench-probe-lq","podSets":[{{"name":"main","count":1,"template":{{)"
+      R"("spec":{{"containers":[{{"name":"probe","image":"busybox","resources":{{"requests":{{"cpu":"1"}}}}}}]}}}}}}]}},)"
+      R"("status":{{"admission":{{"clusterQueue":"bench-probe-cq","podSetAssignments":[{{"name":"main","count":1,)"
+      R"("flavors":{{"cpu":"default-flavor"}},"resourceUsage":{{"cpu":"1"}}}}]}},)"
+      R"("conditions":[{{"type":"QuotaReserved","status":"True","reason":"QuotaReserved",)"
+      R"("message":"Quota reserved in ClusterQueue bench-probe-cq","observedGeneration":1,"lastTransitionTime":"{2}"}}]}}}})",
+      run, k, at);
+}
+
+/// Latencies of a counted sequence: item i (written at written[i], seconds since t0) is visible
+/// at the first poll whose count exceeds i (polls: seconds since t0, count above the base).
+std::vector<double> countedLatencyMs(const std::vector<double>& written,
+                                     const std::vector<std::pair<double, double>>& polls) {
+  std::vector<double> out;
+  size_t k = 0;
+  for (size_t i = 0; i < written.size(); ++i) {
+    while (k < polls.size() && polls[k].second < static_cast<double>(i + 1)) ++k;
+    if (k == polls.size()) break;
+    out.push_back(std::max(0.0, polls[k].first - written[i]) * 1e3);
+  }
+  return out;
+}
+
 Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double seconds, bool measureLatency) {
+  static size_t run = 0;
+  ++run;
   Paced p;
   const size_t n = static_cast<size_t>(rate * seconds);
   std::vector<Estate::Write> writes = prepareWrites(e, g, n);
+  // The probes, prepared like the events; probe j goes right after event (j + 1/2) * kProbeEvery.
+  std::vector<Estate::Write> probes;
+  if (measureLatency) {
+    for (size_t j = 0; (j * kProbeEvery) + (kProbeEvery / 2) < n; ++j) {
+      Estate::Write w;
+      w.op = Estate::Write::Op::Create;
+      w.manager = true;
+      w.resource = "workloads";
+      w.object = e.manager->prepare("workloads", makeProbe(run, j));
+      probes.push_back(std::move(w));
+    }
+  }
   d.waitIdle(gQuiet, 60s);
-  const double base = d.watchEvents();
-  std::vector<double> written(n, 0);  // seconds since t0
-  std::vector<std::pair<double, double>> polls;  // (seconds since t0, events visible)
+  std::string body;
+  if (d.get("/metrics", &body) != 200) throw std::runtime_error("no /metrics before the paced run");
+  const double base = metricSum(body, "firstwork_watch_events_total", {"BOOKMARK", "ERROR"});
+  const double stageBase = metricSum(body, "firstwork_stage_seconds_count", {}, {kProbeStage});
+  const double gaugeBase = metricSum(body, "firstwork_workloads", {}, {kProbeQueue});
+  std::vector<double> written;  // seconds since t0, every write in order (probes included)
+  written.reserve(n + probes.size());
+  std::vector<double> probeWritten;
+  struct Poll {
+    double at;
+    double events, stage, gauge;  // above their bases
+  };
+  std::vector<Poll> polls;
   std::atomic<bool> stop{false};
   const auto t0 = Steady::now();
   std::thread poller;
   if (measureLatency) {
     poller = std::thread([&] {
       firstwork::nameThisThread("bench-poll");
+      std::string b;
       while (!stop) {
-        double v = d.watchEvents();
-        if (v >= 0) polls.emplace_back(secondsSince(t0), v - base);
+        if (d.get("/metrics", &b) == 200) {
+          polls.push_back({secondsSince(t0), metricSum(b, "firstwork_watch_events_total", {"BOOKMARK", "ERROR"}) - base,
+                           metricSum(b, "firstwork_stage_seconds_count", {}, {kProbeStage}) - stageBase,
+                           metricSum(b, "firstwork_workloads", {}, {kProbeQueue}) - gaugeBase});
+        }
         std::this_thread::sleep_for(20ms);
       }
     });
@@ -698,31 +783,53 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   const double cpu0 = d.cpu();
   const WorkCounters work0 = processWork(d.pid());
   const ThreadTimes threads0 = threadTimes(d.pid());
+  size_t nextProbe = 0;
   for (size_t i = 0; i < n; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Steady::duration>(
                                            std::chrono::duration<double>(static_cast<double>(i) / rate)));
     e.write(std::move(writes[i]));
-    written[i] = secondsSince(t0);
+    written.push_back(secondsSince(t0));
+    if (nextProbe < probes.size() && i == (nextProbe * kProbeEvery) + (kProbeEvery / 2)) {
+      e.write(std::move(probes[nextProbe++]));
+      written.push_back(secondsSince(t0));
+      probeWritten.push_back(written.back());
+    }
   }
   p.seconds = secondsSince(t0);
-  p.rate = static_cast<double>(n) / p.seconds;
+  p.events = written.size();
+  p.probes = probeWritten.size();
+  p.rate = static_cast<double>(p.events) / p.seconds;
   p.daemonCpu = d.cpu() - cpu0;
   p.work = processWork(d.pid()) - work0;
   p.daemonThreads = cpuByThreadName(threads0, threadTimes(d.pid()));
-  p.events = n;
   if (measureLatency) {
-    d.waitEvents(base + static_cast<double>(n), 30s);
-    std::this_thread::sleep_for(gMinHold);  // polls past the last event, for its latency
+    d.waitEvents(base + static_cast<double>(p.events), 30s);
+    // Polls past the last event for its latency, and past the last probe's figures (the gauge
+    // may wait for the next application of the metrics).
+    std::this_thread::sleep_for(gMinHold);
+    const auto deadline = Steady::now() + 10s;
+    auto seenAll = [&] {
+      std::string b;
+      return d.get("/metrics", &b) == 200 &&
+             metricSum(b, "firstwork_stage_seconds_count", {}, {kProbeStage}) - stageBase >= static_cast<double>(p.probes) &&
+             metricSum(b, "firstwork_workloads", {}, {kProbeQueue}) - gaugeBase >= static_cast<double>(p.probes);
+    };
+    while (Steady::now() < deadline && !seenAll()) std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(100ms);  // the poller's own poll after it
     stop = true;
     poller.join();
     // Event i is visible once a scrape counts more than i events (events arrive in order per
-    // stream; across the two streams this is the usual reading of a counter).
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i) {
-      while (k < polls.size() && polls[k].second < static_cast<double>(i + 1)) ++k;
-      if (k == polls.size()) break;
-      p.latencyMs.push_back(std::max(0.0, polls[k].first - written[i]) * 1e3);
-    }
+    // stream; across the two streams this is the usual reading of a counter). Probes arrive in
+    // order on one stream, and the engine settles them in order.
+    auto series = [&](double Poll::*field) {
+      std::vector<std::pair<double, double>> s;
+      s.reserve(polls.size());
+      for (const auto& q : polls) s.emplace_back(q.at, q.*field);
+      return s;
+    };
+    p.latencyMs = countedLatencyMs(written, series(&Poll::events));
+    p.stageMs = countedLatencyMs(probeWritten, series(&Poll::stage));
+    p.gaugeMs = countedLatencyMs(probeWritten, series(&Poll::gauge));
   }
   return p;
 }
@@ -1011,6 +1118,15 @@ int run(const Options& o) {
               fast.rate, fast.seconds, percentile(fast.latencyMs, 0.5), percentile(fast.latencyMs, 0.99),
               percentile(fast.latencyMs, 1.0), verdict(percentile(fast.latencyMs, 0.99) <= 100),
               100 * fast.daemonCpu / fast.seconds);
+  auto probeLine = [&](const char* what, const std::vector<double>& ms) {
+    std::printf("  %s: %zu of %zu probes seen, p50 %.0f ms, p99 %.0f ms, max %.0f ms (goal p99 <= 100 ms: %s)\n", what,
+                ms.size(), fast.probes, percentile(ms, 0.5), percentile(ms, 0.99), percentile(ms, 1.0),
+                ms.size() < fast.probes ? "NOT met: probes unseen" : verdict(percentile(ms, 0.99) <= 100));
+  };
+  std::printf("  the engine's figures, from %zu probe Workloads among those events (one every %zu events):\n",
+              fast.probes, kProbeEvery);
+  probeLine("a stage observation (firstwork_stage_seconds_count)", fast.stageMs);
+  probeLine("the workloads gauge (firstwork_workloads)", fast.gaugeMs);
   d.waitIdle(gQuiet, 60s);
   const double idleCpu0 = d.cpu();
   const auto idleT0 = Steady::now();
