@@ -278,6 +278,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
 
   /// One engine step: advance, write what it produced, export what the store accepted as new.
   void step(bool tick) {
+    inStep = true;
+    struct Done {
+      bool& flag;
+      ~Done() { flag = false; }
+    } done{inStep};
     pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
     auto out = engine.advance(now);
@@ -309,15 +314,35 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     }
     commitPending();
     if (tick) {
-      // Without the per-pool detail: nothing the tick exports reads it (/api/v1/pools asks
-      // for it on demand), and it was half the tick's inventory cost (bench/README.md, change 16).
-      const auto inventory = engine.inventory().snapshot(/*withPools=*/false);
-      engineMetrics.apply(*snap, inventory, clock.monotonicNow());
-      warnUnclassified(inventory);
+      applyMetrics(*snap);
       updateReadiness();
       pruneIfDue(now);
       releaseMemoryIfDue();
     }
+  }
+
+  /// The engine's gauges and live integrals, as of its last step.
+  void applyMetrics(const engine::Snapshot& snap) {
+    // Without the per-pool detail: nothing exported reads it (/api/v1/pools asks for it on
+    // demand), and it was half the inventory's cost here (bench/README.md, change 16).
+    const auto inventory = engine.inventory().snapshot(/*withPools=*/false);
+    engineMetrics.apply(snap, inventory, clock.monotonicNow());
+    warnUnclassified(inventory);
+  }
+
+  /// Runs on the loop just before it renders /metrics for a waiting scrape
+  /// (MetricsSnapshot::setBeforeLoopRendering). The pacer spaces steps under a stream (up to
+  /// 250 ms) and the tick applies the gauges once a second, so a scrape used to read figures up
+  /// to a second behind the events the daemon had taken (bench/README.md, change 48). Here the
+  /// events waiting for their step are stepped now, and the gauges applied as of that step: a
+  /// step and an application per scrape that finds work waiting, which Prometheus' interval
+  /// makes rare, and renderings are shared for at least 25 ms, which bounds them under a scraper
+  /// in a loop. Inside a step (it answers a waiting scrape between its halves) the step's advance
+  /// is done and only the gauges are applied. While the first lists hold the steps, nothing.
+  void beforeScrapeRendering() {
+    if (stopping || stepsHeld()) return;
+    if (!inStep && flushScheduled) step(false);  // the pending flush still runs; it finds little
+    applyMetrics(engine.snapshot());
   }
 
   /// Capacity the inventory could not put into a unit is reported, not guessed (firstwork_gpus
@@ -722,6 +747,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::vector<Cluster> clusters;
   std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;
+  bool inStep = false;  // inside step(): beforeScrapeRendering does not step again
   bool stopping = false;
   log::Redactor redactor;
   log::Logger log;
@@ -758,6 +784,7 @@ Status Daemon::start() {
   // Rendered when the loop reaches the posted handler, unless the scrape, after waiting 50 ms,
   // was answered between two events before that (onEvent).
   d.snapshot.setRefreshRequester([&d] { asio::post(d.io, [&d] { d.snapshot.refreshIfWanted(/*always=*/true); }); });
+  d.snapshot.setBeforeLoopRendering([&d] { d.beforeScrapeRendering(); });
   d.httpServer->setReadinessCheck([&d] {
     std::lock_guard lock(d.readyMu);
     return d.notReadyLines;

@@ -44,14 +44,26 @@ void MetricsSnapshot::publish(Rendering r) {
   published_.notify_all();
 }
 
+void MetricsSnapshot::setBeforeLoopRendering(std::function<void()> prepare) {
+  before_loop_rendering_ = std::move(prepare);
+}
+
 void MetricsSnapshot::refresh() { publish(render()); }
 
 bool MetricsSnapshot::refreshIfWanted(bool always) {
   if (!wanted_.load(std::memory_order_relaxed)) return false;
+  uint64_t seen = 0;
   {
     std::lock_guard lock(mu_);
     if (!request_pending_) return false;  // answered meanwhile, or the scrape gave up
     if (!always && clock_.monotonicNow() - asked_at_ < options_.answerBetweenEventsAfter) return false;
+    seen = generation_;
+  }
+  if (before_loop_rendering_) {
+    before_loop_rendering_();
+    std::lock_guard lock(mu_);
+    // Answered while it prepared (a step renders between its halves), or the scrape gave up.
+    if (!request_pending_) return generation_ != seen;
   }
   refresh();
   return true;

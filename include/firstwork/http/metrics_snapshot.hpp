@@ -66,6 +66,15 @@ class MetricsSnapshot {
   /// loop (e.g. boost::asio::post) and return immediately.
   void setRefreshRequester(std::function<void()> requester);
 
+  /// Set before serving. Called by refreshIfWanted() on the event loop just before it renders
+  /// for a waiting scrape, and never before a scrape thread's own rendering (step 4): brings what
+  /// the rendering reads up to date. The daemon steps the events its pacer holds back and applies
+  /// its gauges here, so a scrape reads the figures of every event the daemon has taken, not
+  /// those of its last step (up to 250 ms behind under a stream) or tick (up to 1 s). It may call
+  /// refreshIfWanted() itself (a step answers a waiting scrape between its halves); the scrape
+  /// is then not rendered twice.
+  void setBeforeLoopRendering(std::function<void()> prepare);
+
   /// Renders now and publishes the result. Called by the event loop (or any thread).
   void refresh();
   /// Renders only if a scrape has waited `answerBetweenEventsAfter` for the loop's rendering
@@ -96,6 +105,7 @@ class MetricsSnapshot {
   const Clock& clock_;
   Options options_;
   std::function<void()> requester_;
+  std::function<void()> before_loop_rendering_;  // set before serving; called on the loop only
 
   mutable std::mutex mu_;
   std::condition_variable published_;

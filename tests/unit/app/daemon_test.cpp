@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include <httplib.h>
+
 #include "firstwork/app/daemon.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/log/log.hpp"
@@ -328,7 +330,8 @@ int64_t periodEndMs(const std::string& key) { return std::stoll(key.substr(key.r
 struct LiveDaemon {
   std::unique_ptr<sim::ApiServer> server;
   std::unique_ptr<app::Daemon> daemon;  // stopped before the server goes
-  LiveDaemon(const std::string& db, bool seedTheWorkload) {
+  LiveDaemon(const std::string& db, bool seedTheWorkload,
+             std::chrono::milliseconds tick = std::chrono::milliseconds(100)) {
     sim::ApiServerOptions o;
     o.name = "gpu-a";
     o.token = "daemon-test-token";
@@ -336,7 +339,9 @@ struct LiveDaemon {
     server->start();
     seedNode(*server);
     if (seedTheWorkload) seedWorkload(*server);
-    daemon = std::make_unique<app::Daemon>(optionsFor(db, *server));
+    auto options = optionsFor(db, *server);
+    options.tickInterval = tick;
+    daemon = std::make_unique<app::Daemon>(std::move(options));
     REQUIRE(daemon->start().ok());
     REQUIRE(testing::eventually([&] { return daemon->ready(); }, std::chrono::seconds(30)));
   }
@@ -406,4 +411,60 @@ TEST_CASE("Stopping while the store stays locked gives up after the busy timeout
     live.daemon->stop();
   }
   CHECK(countWithPrefix(storedKeys(db, records::kMilestoneKind), "ms/gpu-a/wl-uid-0/") >= 1);
+}
+
+namespace {
+/// The sum of the samples of `name` whose labels contain every one of `labels` (0 if none).
+double sampleSum(const std::string& metrics, const std::string& name, const std::vector<std::string>& labels) {
+  double sum = 0;
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + "{", 0) != 0) continue;
+    const auto close = line.rfind('}');
+    if (close == std::string::npos) continue;
+    const std::string set = line.substr(name.size(), close + 1 - name.size());
+    if (!std::all_of(labels.begin(), labels.end(), [&](const auto& l) { return set.find(l) != std::string::npos; }))
+      continue;
+    sum += std::stod(line.substr(close + 1));
+  }
+  return sum;
+}
+}  // namespace
+
+// The pacer spaces the engine's steps under a stream (250 ms) and the tick applies its gauges
+// once a second; a scrape used to read the gauges of the last tick. Now the loop steps what waits
+// and applies the gauges before it renders /metrics for a scrape, so every scrape that counts an
+// event shows what the engine made of it. The tick here is an hour away: before that change the
+// Workload never showed in firstwork_workloads during the test.
+TEST_CASE("A scrape shows the engine's gauges for every event the daemon has taken, without waiting for its tick",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  LiveDaemon live((dir.path / "firstwork.db").string(), false, std::chrono::hours(1));
+  httplib::Client http(live.daemon->baseUrl());
+  auto scrape = [&] {
+    auto r = http.Get("/metrics");
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    return r->body;
+  };
+  const std::vector<std::string> added{R"(resource="workloads")", R"(type="ADDED")"};
+  const std::vector<std::string> trainCq{R"(cluster="gpu-a")", R"(cluster_queue="train-cq")"};
+  std::string body = scrape();
+  REQUIRE(sampleSum(body, "firstwork_watch_events_total", added) == 0);
+  CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 0);
+  seedWorkload(*live.server);  // reserved in train-cq on gpu-a
+  int scrapes = 0;
+  REQUIRE(testing::eventually(
+      [&] {
+        body = scrape();
+        ++scrapes;
+        return sampleSum(body, "firstwork_watch_events_total", added) >= 1;
+      },
+      30s));
+  INFO("scrapes until the event was counted: " << scrapes);
+  // The same rendering that counts the event shows the Workload, in one state.
+  CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 1);
+  // And so does every scrape after it (applied again, not undone).
+  CHECK(sampleSum(scrape(), "firstwork_workloads", trainCq) == 1);
 }

@@ -114,6 +114,63 @@ TEST_CASE("with a loop, the loop renders and the scrape serves its rendering",
   CHECK(requests == 1);
 }
 
+TEST_CASE("the loop brings the figures up to date before it renders, and only the loop does",
+          "[http][snapshot]") {
+  Fixture f;
+  MetricsSnapshot snapshot(f.registry, f.clock, {.freshness = 1000ms, .waitForLoop = 60'000ms});
+  Loop loop;
+  std::vector<std::thread::id> preparedOn;  // written on the loop, read after it answered
+  // What the daemon does there: the work its pacer holds back, applied before the rendering.
+  snapshot.setBeforeLoopRendering([&] {
+    preparedOn.push_back(std::this_thread::get_id());
+    f.counter.Increment(5);
+  });
+  snapshot.setRefreshRequester([&] { loop.post([&] { snapshot.refreshIfWanted(true); }); });
+  f.counter.Increment(1);
+  CHECK(snapshot.scrape()->find("firstwork_test_total 6") != std::string::npos);
+  REQUIRE(preparedOn.size() == 1);
+  CHECK(preparedOn[0] == loop.id());
+  CHECK(snapshot.renderCount() == 1);
+
+  // A loop that does not answer: the scrape thread renders what there is, without the hook.
+  MetricsSnapshot stuck(f.registry, f.clock, {.freshness = 1000ms, .waitForLoop = 20ms});
+  int prepared = 0;
+  stuck.setBeforeLoopRendering([&] { ++prepared; });
+  stuck.setRefreshRequester([] {});
+  CHECK(stuck.scrape()->find("firstwork_test_total 6") != std::string::npos);
+  CHECK(stuck.inlineRenderCount() == 1);
+  CHECK(prepared == 0);
+}
+
+TEST_CASE("a hook that answers the scrape itself is not followed by a second rendering",
+          "[http][snapshot]") {
+  Fixture f;
+  MetricsSnapshot snapshot(f.registry, f.clock,
+                           {.freshness = 1000ms, .waitForLoop = 60'000ms, .answerBetweenEventsAfter = 0ms});
+  Loop loop;
+  int depth = 0;
+  bool innerAnswered = false, outerAnswered = false;
+  // The daemon's step answers a waiting scrape between its halves (refreshIfWanted inside it),
+  // and the hook may run that step.
+  snapshot.setBeforeLoopRendering([&] {
+    if (++depth == 1) {
+      f.counter.Increment(2);
+      innerAnswered = snapshot.refreshIfWanted();
+    }
+  });
+  snapshot.setRefreshRequester([&] { loop.post([&] { outerAnswered = snapshot.refreshIfWanted(true); }); });
+  auto text = snapshot.scrape();
+  std::promise<void> drained;
+  loop.post([&] { drained.set_value(); });
+  drained.get_future().wait();
+  CHECK(text->find("firstwork_test_total 2") != std::string::npos);
+  CHECK(depth == 2);  // the inner check prepared too (the daemon's hook then only applies gauges)
+  CHECK(innerAnswered);
+  CHECK(outerAnswered);  // answered, by the rendering inside the hook
+  CHECK(snapshot.renderCount() == 1);
+  CHECK_FALSE(snapshot.refreshIfWanted(true));  // nothing waits any more
+}
+
 TEST_CASE("a loop that does not answer in time falls back to rendering on the scrape thread",
           "[http][snapshot]") {
   Fixture f;
