@@ -283,6 +283,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       bool& flag;
       ~Done() { flag = false; }
     } done{inStep};
+    ++stepSeq;
     pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
     auto out = engine.advance(now);
@@ -319,6 +320,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       pruneIfDue(now);
       releaseMemoryIfDue();
     }
+    answerWaitingScrape();  // a step without records is committed at once
   }
 
   /// The engine's gauges and live integrals, as of its last step.
@@ -330,19 +332,37 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     warnUnclassified(inventory);
   }
 
-  /// Runs on the loop just before it renders /metrics for a waiting scrape
-  /// (MetricsSnapshot::setBeforeLoopRendering). The pacer spaces steps under a stream (up to
-  /// 250 ms) and the tick applies the gauges once a second, so a scrape used to read figures up
-  /// to a second behind the events the daemon had taken (bench/README.md, change 48). Here the
-  /// events waiting for their step are stepped now, and the gauges applied as of that step: a
-  /// step and an application per scrape that finds work waiting, which Prometheus' interval
-  /// makes rare, and renderings are shared for at least 25 ms, which bounds them under a scraper
-  /// in a loop. Inside a step (it answers a waiting scrape between its halves) the step's advance
-  /// is done and only the gauges are applied. While the first lists hold the steps, nothing.
-  void beforeScrapeRendering() {
-    if (stopping || stepsHeld()) return;
-    if (!inStep && flushScheduled) step(false);  // the pending flush still runs; it finds little
+  /// Runs on the loop before it renders /metrics for the waiting scrape `request`
+  /// (MetricsSnapshot::setBeforeLoopRendering); true: render now. The pacer spaces steps under a
+  /// stream (up to 250 ms) and the tick applies the gauges once a second, so a scrape used to
+  /// read figures up to a second behind the events the daemon had taken (bench/README.md, changes
+  /// 48–49). Here the events waiting for their step are stepped now; the rendering waits until
+  /// the store has committed what that step derived (its observations are exported then, design
+  /// §7), and the gauges are applied as of that step: the scrape reads one consistent step.
+  /// A step and an application per scrape that finds work waiting, which Prometheus' interval
+  /// makes rare; renderings are shared for at least 25 ms, which bounds them under a scraper in a
+  /// loop. Inside a step (it answers a waiting scrape between its halves) the step is not run
+  /// again: the scrape waits for that step's records. A failing store is not waited for (its
+  /// records are retried in memory), nor is anything while the first lists hold the steps.
+  bool beforeScrapeRendering(uint64_t request) {
+    if (stopping || stepsHeld()) return true;
+    if (!scrapeAwaits || scrapeAwaits->request != request) {
+      if (!inStep && flushScheduled) step(false);  // the pending flush still runs; it finds little
+      // The step may have answered this request itself (between its halves): the rendering's
+      // caller then sees it answered, and this entry is left to the next request to replace.
+      if (!scrapeAwaits || scrapeAwaits->request != request) scrapeAwaits = ScrapeWait{request, stepSeq};
+    }
+    if (committedSeq < scrapeAwaits->step && !storeFailing) return false;  // answerWaitingScrape
+    scrapeAwaits.reset();
     applyMetrics(engine.snapshot());
+    return true;
+  }
+
+  /// A scrape's rendering waits for its step's records (beforeScrapeRendering): renders it once
+  /// they are committed, or once the store has failed.
+  void answerWaitingScrape() {
+    if (scrapeAwaits && (committedSeq >= scrapeAwaits->step || storeFailing || stopping))
+      snapshot.refreshIfWanted(/*always=*/true);
   }
 
   /// Capacity the inventory could not put into a unit is reported, not guessed (firstwork_gpus
@@ -385,8 +405,12 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     // soak, where a restart rewrote completed reclaims with 0 interrupted GPU-seconds. Asked
     // here, with no batch out, the loop's connection sees every closing committed before.
     std::erase_if(pending, [&](const PendingRecord& p) { return closedAlready(p.record); });
-    if (pending.empty()) return;
+    if (pending.empty()) {
+      committedSeq = stepSeq;  // nothing out, nothing left: every step's records are in
+      return;
+    }
     auto batch = std::make_shared<CommitBatch>();
+    batch->step = stepSeq;  // every step so far has its records in this batch or an earlier one
     batch->pending = std::move(pending);
     pending.clear();
     inFlight = batch;
@@ -422,8 +446,10 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       constexpr size_t kMaxPending = 200000;
       if (pending.size() > kMaxPending)  // the oldest go first
         pending.erase(pending.begin(), pending.begin() + static_cast<ptrdiff_t>(pending.size() - kMaxPending));
+      answerWaitingScrape();
       return;
     }
+    committedSeq = std::max(committedSeq, batch->step);
     if (storeFailing) log.info("store writes recovered", {});
     storeFailing = false;
     for (size_t i = 0; i < done.size(); ++i) {
@@ -436,6 +462,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
                                       {"stranded_gpu_minutes", p.detail->strandedGpuSeconds / 60.0}});
     }
     commitPending();  // what the steps left meanwhile
+    answerWaitingScrape();
     // Nothing out: a release after the lists that waited for these records may be due now. Posted,
     // so that this batch is freed first; asked only while one is to come (not at every commit).
     if (!inFlight && !stopping && (listsCompleted || heapPolicy.afterListsPending()))
@@ -736,6 +763,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// once `done` is set.
   struct CommitBatch {
     std::vector<PendingRecord> pending;
+    uint64_t step = 0;  // stepSeq when it went out
     std::optional<Result<std::vector<bool>>> result;
     std::atomic<bool> done{false};
   };
@@ -748,6 +776,13 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;
   bool inStep = false;  // inside step(): beforeScrapeRendering does not step again
+  uint64_t stepSeq = 0;       // steps begun
+  uint64_t committedSeq = 0;  // every step up to this one has had its records committed
+  struct ScrapeWait {
+    uint64_t request = 0;  // MetricsSnapshot's request number
+    uint64_t step = 0;     // its rendering waits until committedSeq reaches this step
+  };
+  std::optional<ScrapeWait> scrapeAwaits;
   bool stopping = false;
   log::Redactor redactor;
   log::Logger log;
@@ -784,7 +819,7 @@ Status Daemon::start() {
   // Rendered when the loop reaches the posted handler, unless the scrape, after waiting 50 ms,
   // was answered between two events before that (onEvent).
   d.snapshot.setRefreshRequester([&d] { asio::post(d.io, [&d] { d.snapshot.refreshIfWanted(/*always=*/true); }); });
-  d.snapshot.setBeforeLoopRendering([&d] { d.beforeScrapeRendering(); });
+  d.snapshot.setBeforeLoopRendering([&d](uint64_t request) { return d.beforeScrapeRendering(request); });
   d.httpServer->setReadinessCheck([&d] {
     std::lock_guard lock(d.readyMu);
     return d.notReadyLines;

@@ -44,7 +44,7 @@ void MetricsSnapshot::publish(Rendering r) {
   published_.notify_all();
 }
 
-void MetricsSnapshot::setBeforeLoopRendering(std::function<void()> prepare) {
+void MetricsSnapshot::setBeforeLoopRendering(BeforeLoopRendering prepare) {
   before_loop_rendering_ = std::move(prepare);
 }
 
@@ -53,17 +53,20 @@ void MetricsSnapshot::refresh() { publish(render()); }
 bool MetricsSnapshot::refreshIfWanted(bool always) {
   if (!wanted_.load(std::memory_order_relaxed)) return false;
   uint64_t seen = 0;
+  uint64_t request = 0;
   {
     std::lock_guard lock(mu_);
     if (!request_pending_) return false;  // answered meanwhile, or the scrape gave up
     if (!always && clock_.monotonicNow() - asked_at_ < options_.answerBetweenEventsAfter) return false;
     seen = generation_;
+    request = request_;
   }
   if (before_loop_rendering_) {
-    before_loop_rendering_();
+    const bool ready = before_loop_rendering_(request);
     std::lock_guard lock(mu_);
     // Answered while it prepared (a step renders between its halves), or the scrape gave up.
     if (!request_pending_) return generation_ != seen;
+    if (!ready) return false;  // the loop asks again when the figures are in
   }
   refresh();
   return true;
@@ -94,7 +97,10 @@ std::shared_ptr<const std::string> MetricsSnapshot::scrape() {
     if (requester_) {
       bool ask = !request_pending_;
       request_pending_ = true;
-      if (ask) asked_at_ = clock_.monotonicNow();
+      if (ask) {
+        asked_at_ = clock_.monotonicNow();
+        ++request_;
+      }
       wanted_.store(true, std::memory_order_relaxed);
       requester = requester_;
       if (ask) {

@@ -66,14 +66,20 @@ class MetricsSnapshot {
   /// loop (e.g. boost::asio::post) and return immediately.
   void setRefreshRequester(std::function<void()> requester);
 
+  /// Brings what a rendering reads up to date, on the loop, for the scrape request `request`
+  /// (one number per request; concurrent scrapes share one). Returns true to render now, false
+  /// to wait: the loop then calls refreshIfWanted(true) again when the figures are in (the scrape
+  /// waits for that within `waitForLoop`, as for any loop rendering).
+  using BeforeLoopRendering = std::function<bool(uint64_t request)>;
   /// Set before serving. Called by refreshIfWanted() on the event loop just before it renders
-  /// for a waiting scrape, and never before a scrape thread's own rendering (step 4): brings what
-  /// the rendering reads up to date. The daemon steps the events its pacer holds back and applies
-  /// its gauges here, so a scrape reads the figures of every event the daemon has taken, not
-  /// those of its last step (up to 250 ms behind under a stream) or tick (up to 1 s). It may call
+  /// for a waiting scrape, and never before a scrape thread's own rendering (step 4). The daemon
+  /// steps the events its pacer holds back, waits for the store to commit what that step derived
+  /// (design §7: facts are exported once committed), and applies its gauges, so a scrape reads
+  /// the figures of every event the daemon had taken when it asked, all as of one step: not those
+  /// of its last step (up to 250 ms behind under a stream) or tick (up to 1 s). The hook may call
   /// refreshIfWanted() itself (a step answers a waiting scrape between its halves); the scrape
   /// is then not rendered twice.
-  void setBeforeLoopRendering(std::function<void()> prepare);
+  void setBeforeLoopRendering(BeforeLoopRendering prepare);
 
   /// Renders now and publishes the result. Called by the event loop (or any thread).
   void refresh();
@@ -105,7 +111,7 @@ class MetricsSnapshot {
   const Clock& clock_;
   Options options_;
   std::function<void()> requester_;
-  std::function<void()> before_loop_rendering_;  // set before serving; called on the loop only
+  BeforeLoopRendering before_loop_rendering_;  // set before serving; called on the loop only
 
   mutable std::mutex mu_;
   std::condition_variable published_;
@@ -114,6 +120,7 @@ class MetricsSnapshot {
   std::chrono::nanoseconds render_cost_{0};  // of the last rendering
   uint64_t generation_ = 0;
   bool request_pending_ = false;
+  uint64_t request_ = 0;  // the number of the pending request (BeforeLoopRendering)
   /// Set while a scrape waits for the loop's rendering (refreshIfWanted's cheap check).
   std::atomic<bool> wanted_{false};
   MonotonicTime asked_at_{};  // when the waiting scrape asked (under mu_)

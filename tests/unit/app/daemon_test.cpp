@@ -432,11 +432,12 @@ double sampleSum(const std::string& metrics, const std::string& name, const std:
 }  // namespace
 
 // The pacer spaces the engine's steps under a stream (250 ms) and the tick applies its gauges
-// once a second; a scrape used to read the gauges of the last tick. Now the loop steps what waits
-// and applies the gauges before it renders /metrics for a scrape, so every scrape that counts an
-// event shows what the engine made of it. The tick here is an hour away: before that change the
-// Workload never showed in firstwork_workloads during the test.
-TEST_CASE("A scrape shows the engine's gauges for every event the daemon has taken, without waiting for its tick",
+// once a second; a scrape used to read the gauges of the last tick. Now the loop steps what waits,
+// waits for the store's commit of that step and applies the gauges before it renders /metrics for
+// a scrape, so every scrape that counts an event shows what the engine made of it. The tick here
+// is an hour away: before those changes the Workload never showed in firstwork_workloads during
+// the test, and without the wait for the commit its stage observation came a scrape later.
+TEST_CASE("A scrape shows the engine's figures for every event the daemon has taken, without waiting for its tick",
           "[app][daemon]") {
   using namespace std::chrono_literals;
   testing::TempDir dir("firstwork-daemon-test");
@@ -463,8 +464,19 @@ TEST_CASE("A scrape shows the engine's gauges for every event the daemon has tak
       },
       30s));
   INFO("scrapes until the event was counted: " << scrapes);
-  // The same rendering that counts the event shows the Workload, in one state.
+  // The same rendering that counts the event shows the Workload, in one state, and the stage
+  // its milestones close (queued 10 min ago, reserved 9: one observation), which is exported once
+  // the store has committed its record: the rendering waited for that commit.
+  const std::vector<std::string> queuedToReserved{R"(cluster="gpu-a")", R"(cluster_queue="train-cq")",
+                                                  R"(stage="queued_to_reserved")"};
   CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 1);
-  // And so does every scrape after it (applied again, not undone).
-  CHECK(sampleSum(scrape(), "firstwork_workloads", trainCq) == 1);
+  CHECK(sampleSum(body, "firstwork_stage_seconds_count", queuedToReserved) == 1);
+  // 60 s, or 61 when a second turned between seedWorkload's two timestamps.
+  const double stageSeconds = sampleSum(body, "firstwork_stage_seconds_sum", queuedToReserved);
+  CHECK(stageSeconds >= 60);
+  CHECK(stageSeconds <= 61);
+  // And so does every scrape after it (applied again, not undone, not counted twice).
+  body = scrape();
+  CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 1);
+  CHECK(sampleSum(body, "firstwork_stage_seconds_count", queuedToReserved) == 1);
 }

@@ -121,9 +121,10 @@ TEST_CASE("the loop brings the figures up to date before it renders, and only th
   Loop loop;
   std::vector<std::thread::id> preparedOn;  // written on the loop, read after it answered
   // What the daemon does there: the work its pacer holds back, applied before the rendering.
-  snapshot.setBeforeLoopRendering([&] {
+  snapshot.setBeforeLoopRendering([&](uint64_t) {
     preparedOn.push_back(std::this_thread::get_id());
     f.counter.Increment(5);
+    return true;
   });
   snapshot.setRefreshRequester([&] { loop.post([&] { snapshot.refreshIfWanted(true); }); });
   f.counter.Increment(1);
@@ -135,7 +136,10 @@ TEST_CASE("the loop brings the figures up to date before it renders, and only th
   // A loop that does not answer: the scrape thread renders what there is, without the hook.
   MetricsSnapshot stuck(f.registry, f.clock, {.freshness = 1000ms, .waitForLoop = 20ms});
   int prepared = 0;
-  stuck.setBeforeLoopRendering([&] { ++prepared; });
+  stuck.setBeforeLoopRendering([&](uint64_t) {
+    ++prepared;
+    return true;
+  });
   stuck.setRefreshRequester([] {});
   CHECK(stuck.scrape()->find("firstwork_test_total 6") != std::string::npos);
   CHECK(stuck.inlineRenderCount() == 1);
@@ -152,11 +156,12 @@ TEST_CASE("a hook that answers the scrape itself is not followed by a second ren
   bool innerAnswered = false, outerAnswered = false;
   // The daemon's step answers a waiting scrape between its halves (refreshIfWanted inside it),
   // and the hook may run that step.
-  snapshot.setBeforeLoopRendering([&] {
+  snapshot.setBeforeLoopRendering([&](uint64_t) {
     if (++depth == 1) {
       f.counter.Increment(2);
       innerAnswered = snapshot.refreshIfWanted();
     }
+    return true;
   });
   snapshot.setRefreshRequester([&] { loop.post([&] { outerAnswered = snapshot.refreshIfWanted(true); }); });
   auto text = snapshot.scrape();
@@ -169,6 +174,56 @@ TEST_CASE("a hook that answers the scrape itself is not followed by a second ren
   CHECK(outerAnswered);  // answered, by the rendering inside the hook
   CHECK(snapshot.renderCount() == 1);
   CHECK_FALSE(snapshot.refreshIfWanted(true));  // nothing waits any more
+}
+
+TEST_CASE("a hook whose figures are not in yet holds the rendering until the loop asks again",
+          "[http][snapshot]") {
+  Fixture f;
+  MetricsSnapshot snapshot(f.registry, f.clock, {.freshness = 1000ms, .waitForLoop = 60'000ms});
+  Loop loop;
+  auto drain = [&] {
+    std::promise<void> done;
+    loop.post([&] { done.set_value(); });
+    done.get_future().wait();
+  };
+  std::vector<uint64_t> requests;  // what the hook was called for, on the loop
+  bool ready = false;              // the loop's: the daemon's store has committed the step
+  snapshot.setBeforeLoopRendering([&](uint64_t request) {
+    requests.push_back(request);
+    return ready;
+  });
+  std::atomic<bool> asked{false};
+  snapshot.setRefreshRequester([&] {
+    loop.post([&] { snapshot.refreshIfWanted(true); });
+    asked = true;
+  });
+  auto scraped = std::async(std::launch::async, [&] { return snapshot.scrape(); });
+  while (!asked) std::this_thread::sleep_for(1ms);
+  drain();
+  // The posted refresh asked the hook, which said wait: nothing rendered, the scrape waits.
+  REQUIRE(requests.size() == 1);
+  CHECK(snapshot.renderCount() == 0);
+  CHECK(scraped.wait_for(20ms) == std::future_status::timeout);
+  // The commit returns: the loop asks again, for the same request, and renders.
+  f.counter.Increment(3);
+  bool rendered = false;
+  loop.post([&] {
+    ready = true;
+    rendered = snapshot.refreshIfWanted(true);
+  });
+  CHECK(scraped.get()->find("firstwork_test_total 3") != std::string::npos);
+  drain();
+  CHECK(rendered);
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[1] == requests[0]);
+  CHECK(snapshot.renderCount() == 1);
+  CHECK(snapshot.inlineRenderCount() == 0);
+  // The next scrape (past the rendering's freshness) is another request.
+  f.clock.advance(2s);
+  snapshot.scrape();
+  drain();
+  REQUIRE(requests.size() == 3);
+  CHECK(requests[2] != requests[0]);
 }
 
 TEST_CASE("a loop that does not answer in time falls back to rendering on the scrape thread",
