@@ -341,26 +341,49 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// §7), and the gauges are applied as of that step: the scrape reads one consistent step.
   /// A step and an application per scrape that finds work waiting, which Prometheus' interval
   /// makes rare; renderings are shared for at least 25 ms, which bounds them under a scraper in a
-  /// loop. Inside a step (it answers a waiting scrape between its halves) the step is not run
-  /// again: the scrape waits for that step's records. A failing store is not waited for (its
-  /// records are retried in memory), nor is anything while the first lists hold the steps.
+  /// loop. The wait for the commit is bounded (kScrapeCommitWait, from the loop's first look at
+  /// the request): under a flood a step's commit holds thousands of records, and a slow disk's
+  /// fsync can take long; past the bound the scrape gets the gauges and the observations
+  /// committed so far. A store that fails is not waited for, nor is anything while the first
+  /// lists hold the steps. Inside a step (a step answers a waiting scrape between its halves) the
+  /// step is not run again: the scrape waits for that step's records.
   bool beforeScrapeRendering(uint64_t request) {
     if (stopping || stepsHeld()) return true;
+    if (inScrapeHook) return false;  // the step run below answers between its halves: decided here
+    inScrapeHook = true;
+    struct Done {
+      bool& flag;
+      ~Done() { flag = false; }
+    } done{inScrapeHook};
+    const auto now = std::chrono::steady_clock::now();
     if (!scrapeAwaits || scrapeAwaits->request != request) {
       if (!inStep && flushScheduled) step(false);  // the pending flush still runs; it finds little
-      // The step may have answered this request itself (between its halves): the rendering's
-      // caller then sees it answered, and this entry is left to the next request to replace.
-      if (!scrapeAwaits || scrapeAwaits->request != request) scrapeAwaits = ScrapeWait{request, stepSeq};
+      scrapeAwaits = ScrapeWait{request, stepSeq, now};
     }
-    if (committedSeq < scrapeAwaits->step && !storeFailing) return false;  // answerWaitingScrape
+    // Under a flood the store's answer is a posted handler behind rounds of reads; this hook runs
+    // between two events (MetricsSnapshot::refreshIfWanted), so it takes the answer here.
+    if (!inStep && inFlight && inFlight->done.load(std::memory_order_acquire)) commitReturned();
+    const bool committed = committedSeq >= scrapeAwaits->step || storeFailing;
+    const auto waited = now - scrapeAwaits->since;
+    if (!committed && waited < kScrapeCommitWait) {
+      if (scrapeTimer) {  // when no event comes to ask again before the bound
+        scrapeTimer->expires_after(kScrapeCommitWait - waited);
+        scrapeTimer->async_wait([this](const boost::system::error_code& ec) {
+          if (!ec && !stopping) snapshot.refreshIfWanted(/*always=*/true);
+        });
+      }
+      return false;  // answerWaitingScrape asks again once the commit is back
+    }
     scrapeAwaits.reset();
     applyMetrics(engine.snapshot());
     return true;
   }
+  static constexpr std::chrono::milliseconds kScrapeCommitWait{50};
 
   /// A scrape's rendering waits for its step's records (beforeScrapeRendering): renders it once
   /// they are committed, or once the store has failed.
   void answerWaitingScrape() {
+    if (inScrapeHook) return;  // the hook itself took the commit and decides
     if (scrapeAwaits && (committedSeq >= scrapeAwaits->step || storeFailing || stopping))
       snapshot.refreshIfWanted(/*always=*/true);
   }
@@ -781,8 +804,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   struct ScrapeWait {
     uint64_t request = 0;  // MetricsSnapshot's request number
     uint64_t step = 0;     // its rendering waits until committedSeq reaches this step
+    std::chrono::steady_clock::time_point since{};  // the loop's first look at the request
   };
   std::optional<ScrapeWait> scrapeAwaits;
+  bool inScrapeHook = false;
+  std::unique_ptr<asio::steady_timer> scrapeTimer;  // bounds the wait for a scrape's commit
   bool stopping = false;
   log::Redactor redactor;
   log::Logger log;
@@ -873,6 +899,7 @@ Status Daemon::start() {
   d.work.emplace(d.io.get_executor());
   d.tickTimer = std::make_unique<asio::steady_timer>(d.io);
   d.flushTimer = std::make_unique<asio::steady_timer>(d.io);
+  d.scrapeTimer = std::make_unique<asio::steady_timer>(d.io);
   asio::post(d.io, [&d] {
     for (auto& c : d.clusters) c.client->start();
     d.updateReadiness();
@@ -908,6 +935,7 @@ void Daemon::stop() {
     d.stopping = true;
     if (d.tickTimer) d.tickTimer->cancel();
     if (d.flushTimer) d.flushTimer->cancel();
+    if (d.scrapeTimer) d.scrapeTimer->cancel();
     for (auto& c : d.clusters) c.client->stop();
     d.step(false);       // the last records
     d.finishCommits();   // committed before the loop stops
