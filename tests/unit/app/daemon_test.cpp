@@ -458,35 +458,32 @@ TEST_CASE("A scrape shows the engine's figures for every event the daemon has ta
   LiveDaemon live((dir.path / "firstwork.db").string(), false, std::chrono::hours(1));
   httplib::Client http(live.daemon->baseUrl());
   auto scrape = [&] { return scrapeMetrics(http); };
-  const auto& added = kAdded;
-  const auto& trainCq = kTrainCq;
   std::string body = scrape();
-  REQUIRE(sampleSum(body, "firstwork_watch_events_total", added) == 0);
-  CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 0);
+  REQUIRE(sampleSum(body, "firstwork_watch_events_total", kAdded) == 0);
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 0);
   seedWorkload(*live.server);  // reserved in train-cq on gpu-a
   int scrapes = 0;
   REQUIRE(testing::eventually(
       [&] {
         body = scrape();
         ++scrapes;
-        return sampleSum(body, "firstwork_watch_events_total", added) >= 1;
+        return sampleSum(body, "firstwork_watch_events_total", kAdded) >= 1;
       },
       30s));
   INFO("scrapes until the event was counted: " << scrapes);
   // The same rendering that counts the event shows the Workload, in one state, and the stage
   // its milestones close (queued 10 min ago, reserved 9: one observation), which is exported once
   // the store has committed its record: the rendering waited for that commit.
-  const auto& queuedToReserved = kQueuedToReserved;
-  CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 1);
-  CHECK(sampleSum(body, "firstwork_stage_seconds_count", queuedToReserved) == 1);
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 1);
+  CHECK(sampleSum(body, "firstwork_stage_seconds_count", kQueuedToReserved) == 1);
   // 60 s, or 61 when a second turned between seedWorkload's two timestamps.
-  const double stageSeconds = sampleSum(body, "firstwork_stage_seconds_sum", queuedToReserved);
+  const double stageSeconds = sampleSum(body, "firstwork_stage_seconds_sum", kQueuedToReserved);
   CHECK(stageSeconds >= 60);
   CHECK(stageSeconds <= 61);
   // And so does every scrape after it (applied again, not undone, not counted twice).
   body = scrape();
-  CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 1);
-  CHECK(sampleSum(body, "firstwork_stage_seconds_count", queuedToReserved) == 1);
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 1);
+  CHECK(sampleSum(body, "firstwork_stage_seconds_count", kQueuedToReserved) == 1);
 }
 
 // A scrape waits for its step's commit for at most 50 ms from the loop's first look at it: under
@@ -503,9 +500,6 @@ TEST_CASE("A scrape waits for its step's commit for a bounded time and then show
   LiveDaemon live(db, false, std::chrono::hours(1));
   httplib::Client http(live.daemon->baseUrl());
   auto scrape = [&] { return scrapeMetrics(http); };
-  const auto& added = kAdded;
-  const auto& trainCq = kTrainCq;
-  const auto& queuedToReserved = kQueuedToReserved;
   std::string body;
   {
     WriteLock lock(db);
@@ -513,13 +507,13 @@ TEST_CASE("A scrape waits for its step's commit for a bounded time and then show
     REQUIRE(testing::eventually(
         [&] {
           body = scrape();
-          return sampleSum(body, "firstwork_watch_events_total", added) >= 1;
+          return sampleSum(body, "firstwork_watch_events_total", kAdded) >= 1;
         },
         30s));
-    CHECK(sampleSum(body, "firstwork_workloads", trainCq) == 1);
-    CHECK(sampleSum(body, "firstwork_stage_seconds_count", queuedToReserved) == 0);  // not committed
+    CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 1);
+    CHECK(sampleSum(body, "firstwork_stage_seconds_count", kQueuedToReserved) == 0);  // not committed
   }
   // The lock gone, the commit goes in and its observation is exported.
   CHECK(testing::eventually(
-      [&] { return sampleSum(scrape(), "firstwork_stage_seconds_count", queuedToReserved) == 1; }, 30s));
+      [&] { return sampleSum(scrape(), "firstwork_stage_seconds_count", kQueuedToReserved) == 1; }, 30s));
 }
