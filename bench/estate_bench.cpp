@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -242,6 +243,16 @@ double metricSum(const std::string& body, std::string_view name,
     sum += std::strtod(std::string(line.substr(line.rfind(' ') + 1)).c_str(), nullptr);
   }
   return sum;
+}
+
+/// firstwork_metrics_renderings_total by freshness: current, uncommitted, stale.
+constexpr std::array<std::string_view, 3> kFreshness{"freshness=\"current\"", "freshness=\"uncommitted\"",
+                                                     "freshness=\"stale\""};
+std::array<double, 3> renderingsOf(const std::string& body) {
+  std::array<double, 3> out{};
+  for (size_t i = 0; i < kFreshness.size(); ++i)
+    out[i] = metricSum(body, "firstwork_metrics_renderings_total", {}, {kFreshness[i]});
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -527,6 +538,9 @@ struct Burst {
   /// servers' threads "sim-api", the scraper "bench-scrape", the main thread).
   std::vector<std::pair<std::string, double>> daemonThreads, benchThreads;
   std::vector<double> scrapeMs;
+  /// firstwork_metrics_renderings_total by freshness (current, uncommitted, stale) between the
+  /// burst's first scrape and its last: the renderings of every scrape but the first.
+  std::array<double, 3> renderings{};
   double eventsPerSec() const { return wall > 0 ? static_cast<double>(events) / wall : 0; }
 };
 
@@ -581,10 +595,17 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
     auto sending = [&] { return e.eventsSent() - sentBase < n; };
     scraper = std::thread([&, sending] {  // `sending` by value: it ends with this block
       firstwork::nameThisThread("bench-scrape");
+      std::string body;
+      std::optional<std::array<double, 3>> first;
       while (!stop && sending()) {
         auto next = Steady::now() + 1s;
         double ms = 0;
-        if (d.get("/metrics", nullptr, &ms) == 200) b.scrapeMs.push_back(ms);
+        if (d.get("/metrics", &body, &ms) == 200) {
+          b.scrapeMs.push_back(ms);
+          const auto r = renderingsOf(body);
+          if (!first) first = r;
+          for (size_t i = 0; i < r.size(); ++i) b.renderings[i] = r[i] - (*first)[i];
+        }
         while (!stop && Steady::now() < next && sending()) std::this_thread::sleep_for(10ms);
       }
     });
@@ -685,7 +706,10 @@ struct Paced {
   size_t probes = 0;
   std::vector<double> stageMs;
   std::vector<double> gaugeMs;
+  // firstwork_metrics_renderings_total over the run, by freshness: current, uncommitted, stale.
+  std::array<double, 3> renderings{};
 };
+
 
 /// Benchmark 6a's probes of the engine's own figures. `firstwork_watch_events_total` counts an
 /// event when the reflector takes it; what the engine derives from it reaches /metrics later:
@@ -755,6 +779,7 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   const double base = metricSum(body, "firstwork_watch_events_total", {"BOOKMARK", "ERROR"});
   const double stageBase = metricSum(body, "firstwork_stage_seconds_count", {}, {kProbeStage});
   const double gaugeBase = metricSum(body, "firstwork_workloads", {}, {kProbeQueue});
+  const auto renderingsBase = renderingsOf(body);
   std::vector<double> written;  // seconds since t0, every write in order (probes included)
   written.reserve(n + probes.size());
   std::vector<double> probeWritten;
@@ -818,6 +843,10 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
     std::this_thread::sleep_for(100ms);  // the poller's own poll after it
     stop = true;
     poller.join();
+    if (d.get("/metrics", &body) == 200) {
+      const auto r = renderingsOf(body);
+      for (size_t i = 0; i < r.size(); ++i) p.renderings[i] = r[i] - renderingsBase[i];
+    }
     // Event i is visible once a scrape counts more than i events (events arrive in order per
     // stream; across the two streams this is the usual reading of a counter). Probes arrive in
     // order on one stream, and the engine settles them in order.
@@ -1054,6 +1083,7 @@ int run(const Options& o) {
   // verdict is on all of them together; each pair's ratio shows the noise between two bursts.
   std::vector<double> wallRatios, cpuRatios;
   std::vector<double> scrapeMs;
+  std::array<double, 3> renderings{};  // of the scrapes after each burst's first
   size_t fewestScrapes = SIZE_MAX;
   double shortestScraped = 1e300;
   Burst quietTotal, scrapedTotal;
@@ -1076,6 +1106,7 @@ int run(const Options& o) {
     cpuRatios.push_back((scraped.daemonCpu / static_cast<double>(scraped.events)) /
                         (quiet.daemonCpu / static_cast<double>(quiet.events)));
     scrapeMs.insert(scrapeMs.end(), scraped.scrapeMs.begin(), scraped.scrapeMs.end());
+    for (size_t i = 0; i < renderings.size(); ++i) renderings[i] += scraped.renderings[i];
     fewestScrapes = std::min(fewestScrapes, scraped.scrapeMs.size());
     shortestScraped = std::min(shortestScraped, scraped.wall);
   }
@@ -1099,6 +1130,8 @@ int run(const Options& o) {
   };
   std::printf("  scrapes during the scraped bursts: %zu (at least %zu a burst), p50 %.1f ms, p99 %.1f ms\n", scrapeMs.size(),
               fewestScrapes == SIZE_MAX ? 0 : fewestScrapes, percentile(scrapeMs, 0.5), percentile(scrapeMs, 0.99));
+  std::printf("  their renderings after each burst's first scrape: current %.0f, uncommitted %.0f, stale %.0f\n",
+              renderings[0], renderings[1], renderings[2]);
   // Pairs further apart than the goal's 10 % say the bursts' own noise is larger than what is
   // measured: the figure is then read as "no effect above the noise", not as a verdict.
   const double spread = wallRatios.empty() ? 0
@@ -1127,6 +1160,9 @@ int run(const Options& o) {
               fast.probes, kProbeEvery);
   probeLine("a stage observation (firstwork_stage_seconds_count)", fast.stageMs);
   probeLine("the workloads gauge (firstwork_workloads)", fast.gaugeMs);
+  std::printf("  /metrics renderings during the run (firstwork_metrics_renderings_total): current %.0f, "
+              "uncommitted %.0f (past the 50 ms wait for the commit), stale %.0f\n",
+              fast.renderings[0], fast.renderings[1], fast.renderings[2]);
   d.waitIdle(gQuiet, 60s);
   const double idleCpu0 = d.cpu();
   const auto idleT0 = Steady::now();

@@ -347,9 +347,12 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// committed so far. A store that fails is not waited for, nor is anything while the first
   /// lists hold the steps. Inside a step (a step answers a waiting scrape between its halves) the
   /// step is not run again: the scrape waits for that step's records.
-  bool beforeScrapeRendering(uint64_t request) {
-    if (stopping || stepsHeld()) return true;
-    if (inScrapeHook) return false;  // the step run below answers between its halves: decided here
+  /// Returns how current the rendering is (firstwork_metrics_renderings_total), or nothing to
+  /// wait: stale while the lists hold the steps or the daemon stops, uncommitted past the bound.
+  std::optional<http::MetricsSnapshot::Freshness> beforeScrapeRendering(uint64_t request) {
+    using Freshness = http::MetricsSnapshot::Freshness;
+    if (stopping || stepsHeld()) return Freshness::Stale;
+    if (inScrapeHook) return std::nullopt;  // the step run below answers between its halves: decided here
     inScrapeHook = true;
     struct Done {
       bool& flag;
@@ -363,20 +366,20 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     // Under a flood the store's answer is a posted handler behind rounds of reads; this hook runs
     // between two events (MetricsSnapshot::refreshIfWanted), so it takes the answer here.
     if (!inStep && inFlight && inFlight->done.load(std::memory_order_acquire)) commitReturned();
-    const bool committed = committedSeq >= scrapeAwaits->step || storeFailing;
+    const bool committed = committedSeq >= scrapeAwaits->step;
     const auto waited = now - scrapeAwaits->since;
-    if (!committed && waited < kScrapeCommitWait) {
+    if (!committed && !storeFailing && waited < kScrapeCommitWait) {
       if (scrapeTimer) {  // when no event comes to ask again before the bound
         scrapeTimer->expires_after(kScrapeCommitWait - waited);
         scrapeTimer->async_wait([this](const boost::system::error_code& ec) {
           if (!ec && !stopping) snapshot.refreshIfWanted(/*always=*/true);
         });
       }
-      return false;  // answerWaitingScrape asks again once the commit is back
+      return std::nullopt;  // answerWaitingScrape asks again once the commit is back
     }
     scrapeAwaits.reset();
     applyMetrics(engine.snapshot());
-    return true;
+    return committed ? Freshness::Current : Freshness::Uncommitted;
   }
   static constexpr std::chrono::milliseconds kScrapeCommitWait{50};
 
@@ -846,6 +849,11 @@ Status Daemon::start() {
   // was answered between two events before that (onEvent).
   d.snapshot.setRefreshRequester([&d] { asio::post(d.io, [&d] { d.snapshot.refreshIfWanted(/*always=*/true); }); });
   d.snapshot.setBeforeLoopRendering([&d](uint64_t request) { return d.beforeScrapeRendering(request); });
+  using Freshness = http::MetricsSnapshot::Freshness;
+  for (auto f : {Freshness::Current, Freshness::Uncommitted, Freshness::Stale})
+    d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f), 0);  // every series from the start
+  d.snapshot.setRenderingCounter(
+      [&d](Freshness f) { d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f)); });
   d.httpServer->setReadinessCheck([&d] {
     std::lock_guard lock(d.readyMu);
     return d.notReadyLines;

@@ -48,6 +48,19 @@ void MetricsSnapshot::setBeforeLoopRendering(BeforeLoopRendering prepare) {
   before_loop_rendering_ = std::move(prepare);
 }
 
+void MetricsSnapshot::setRenderingCounter(std::function<void(Freshness)> counter) {
+  rendering_counter_ = std::move(counter);
+}
+
+std::string_view MetricsSnapshot::freshnessName(Freshness f) {
+  switch (f) {
+    case Freshness::Current: return "current";
+    case Freshness::Uncommitted: return "uncommitted";
+    case Freshness::Stale: return "stale";
+  }
+  return "stale";
+}
+
 void MetricsSnapshot::refresh() { publish(render()); }
 
 bool MetricsSnapshot::refreshIfWanted(bool always) {
@@ -61,13 +74,16 @@ bool MetricsSnapshot::refreshIfWanted(bool always) {
     seen = generation_;
     request = request_;
   }
+  auto freshness = Freshness::Current;
   if (before_loop_rendering_) {
-    const bool ready = before_loop_rendering_(request);
+    const auto ready = before_loop_rendering_(request);
     std::lock_guard lock(mu_);
     // Answered while it prepared (a step renders between its halves), or the scrape gave up.
     if (!request_pending_) return generation_ != seen;
     if (!ready) return false;  // the loop asks again when the figures are in
+    freshness = *ready;
   }
+  if (rendering_counter_) rendering_counter_(freshness);
   refresh();
   return true;
 }
@@ -126,6 +142,8 @@ std::shared_ptr<const std::string> MetricsSnapshot::scrape() {
     std::lock_guard lock(mu_);
     if (generation_ != seen && text_) return text_;
   }
+  // Without a loop there is nothing to bring up to date; a loop that did not answer left it stale.
+  if (rendering_counter_) rendering_counter_(requester ? Freshness::Stale : Freshness::Current);
   Rendering r = render();
   auto text = r.text;
   {

@@ -60,6 +60,7 @@ struct SelfMetrics::State {
   Series<prometheus::Gauge> insecureTls;
   Series<prometheus::Counter> storeErrors;
   Series<prometheus::Counter> usefulWorkQueries;
+  Series<prometheus::Counter> metricsRenderings;
 
   // Every family whose first label is `cluster`, for removeCluster.
   template <typename F>
@@ -132,6 +133,12 @@ SelfMetrics::SelfMetrics(prometheus::Registry& registry, std::vector<double> lag
                               .Help("PromQL useful-work probe requests, by result.")
                               .Register(registry),
                          {"result"}, {}};
+  s.metricsRenderings = {&prometheus::BuildCounter()
+                              .Name("firstwork_metrics_renderings_total")
+                              .Help("Renderings of /metrics made for scrapes, by how current their "
+                                    "figures were.")
+                              .Register(registry),
+                         {"freshness"}, {}};
   auto& build = prometheus::BuildGauge()
                     .Name("firstwork_build_info")
                     .Help("Version and git revision of the running firstworkd; always 1.")
@@ -202,6 +209,11 @@ void SelfMetrics::storeError(std::string_view operation) {
 void SelfMetrics::usefulWorkQuery(std::string_view result) {
   std::lock_guard lock(state_->mu);
   state_->usefulWorkQueries.get({std::string(result)}).Increment();
+}
+
+void SelfMetrics::metricsRendering(std::string_view freshness, uint64_t count) {
+  std::lock_guard lock(state_->mu);
+  state_->metricsRenderings.get({std::string(freshness)}).Increment(static_cast<double>(count));
 }
 
 void SelfMetrics::removeCluster(std::string_view cluster) {

@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "firstwork/core/clock.hpp"
 
@@ -66,11 +68,19 @@ class MetricsSnapshot {
   /// loop (e.g. boost::asio::post) and return immediately.
   void setRefreshRequester(std::function<void()> requester);
 
+  /// How current the figures of a rendering for a scrape are (firstwork_metrics_renderings_total).
+  enum class Freshness : uint8_t {
+    Current,      // every event taken when the scrape asked, and what its step derived, is in
+    Uncommitted,  // the gauges are current; records of the last step were not committed in time
+    Stale,        // the figures as last applied: the loop did not bring them up to date
+  };
+  static std::string_view freshnessName(Freshness f);
+
   /// Brings what a rendering reads up to date, on the loop, for the scrape request `request`
-  /// (one number per request; concurrent scrapes share one). Returns true to render now, false
-  /// to wait: the loop then calls refreshIfWanted(true) again when the figures are in (the scrape
-  /// waits for that within `waitForLoop`, as for any loop rendering).
-  using BeforeLoopRendering = std::function<bool(uint64_t request)>;
+  /// (one number per request; concurrent scrapes share one). Returns how current the figures are
+  /// to render now, or nothing to wait: the loop then calls refreshIfWanted(true) again when the
+  /// figures are in (the scrape waits for that within `waitForLoop`, as for any loop rendering).
+  using BeforeLoopRendering = std::function<std::optional<Freshness>(uint64_t request)>;
   /// Set before serving. Called by refreshIfWanted() on the event loop just before it renders
   /// for a waiting scrape, and never before a scrape thread's own rendering (step 4). The daemon
   /// steps the events its pacer holds back, waits for the store to commit what that step derived
@@ -80,6 +90,11 @@ class MetricsSnapshot {
   /// refreshIfWanted() itself (a step answers a waiting scrape between its halves); the scrape
   /// is then not rendered twice.
   void setBeforeLoopRendering(BeforeLoopRendering prepare);
+
+  /// Set before serving. Called just before each rendering made for a scrape, on the thread that
+  /// renders it, so the rendering counts itself: the loop's with what the hook returned (Current
+  /// without a hook), a scrape thread's fallback (step 4) with Stale. Not for refresh().
+  void setRenderingCounter(std::function<void(Freshness)> counter);
 
   /// Renders now and publishes the result. Called by the event loop (or any thread).
   void refresh();
@@ -112,6 +127,7 @@ class MetricsSnapshot {
   Options options_;
   std::function<void()> requester_;
   BeforeLoopRendering before_loop_rendering_;  // set before serving; called on the loop only
+  std::function<void(Freshness)> rendering_counter_;  // set before serving
 
   mutable std::mutex mu_;
   std::condition_variable published_;

@@ -61,6 +61,10 @@ class SelfMetrics {
   void storeError(std::string_view operation);
   /// `result`: ok, http_error, transport_error, parse_error, bad_token.
   void usefulWorkQuery(std::string_view result);
+  /// A rendering of /metrics made for a scrape: `freshness` is current, uncommitted or stale
+  /// (http::MetricsSnapshot::Freshness). Thread-safe: fallback renderings count on HTTP threads.
+  /// count 0 creates the series at 0.
+  void metricsRendering(std::string_view freshness, uint64_t count = 1);
 
   /// Removes every series labelled with `cluster` (the cluster left the config or this shard).
   void removeCluster(std::string_view cluster);

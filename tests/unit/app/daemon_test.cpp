@@ -443,6 +443,10 @@ const std::vector<std::string> kAdded{R"(resource="workloads")", R"(type="ADDED"
 const std::vector<std::string> kTrainCq{R"(cluster="gpu-a")", R"(cluster_queue="train-cq")"};
 const std::vector<std::string> kQueuedToReserved{R"(cluster="gpu-a")", R"(cluster_queue="train-cq")",
                                                  R"(stage="queued_to_reserved")"};
+// firstwork_metrics_renderings_total: how current each scrape's rendering was.
+const std::vector<std::string> kCurrent{R"(freshness="current")"};
+const std::vector<std::string> kUncommitted{R"(freshness="uncommitted")"};
+const std::vector<std::string> kStale{R"(freshness="stale")"};
 }  // namespace
 
 // The pacer spaces the engine's steps under a stream (250 ms) and the tick applies its gauges
@@ -461,6 +465,8 @@ TEST_CASE("A scrape shows the engine's figures for every event the daemon has ta
   std::string body = scrape();
   REQUIRE(sampleSum(body, "firstwork_watch_events_total", kAdded) == 0);
   CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 0);
+  // The rendering counts itself: the loop brought it up to date (nothing was waiting).
+  CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kCurrent) == 1);
   seedWorkload(*live.server);  // reserved in train-cq on gpu-a
   int scrapes = 0;
   REQUIRE(testing::eventually(
@@ -484,6 +490,12 @@ TEST_CASE("A scrape shows the engine's figures for every event the daemon has ta
   body = scrape();
   CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 1);
   CHECK(sampleSum(body, "firstwork_stage_seconds_count", kQueuedToReserved) == 1);
+  // Every one of those renderings was current, none past the bound or stale (a scrape within
+  // 25 ms of a rendering shares it: at most one a scrape).
+  CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kCurrent) >= 2);
+  CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kCurrent) <= scrapes + 2);
+  CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kUncommitted) == 0);
+  CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kStale) == 0);
 }
 
 // A scrape waits for its step's commit for at most 50 ms from the loop's first look at it: under
@@ -512,6 +524,9 @@ TEST_CASE("A scrape waits for its step's commit for a bounded time and then show
         30s));
     CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 1);
     CHECK(sampleSum(body, "firstwork_stage_seconds_count", kQueuedToReserved) == 0);  // not committed
+    // That rendering says so: made past the bound, on the loop (not the scrape thread's fallback).
+    CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kUncommitted) >= 1);
+    CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kStale) == 0);
   }
   // The lock gone, the commit goes in and its observation is exported.
   CHECK(testing::eventually(

@@ -14,6 +14,7 @@
 using namespace firstwork;
 using namespace firstwork::http;
 using namespace std::chrono_literals;
+using Freshness = MetricsSnapshot::Freshness;
 
 namespace {
 
@@ -124,7 +125,7 @@ TEST_CASE("the loop brings the figures up to date before it renders, and only th
   snapshot.setBeforeLoopRendering([&](uint64_t) {
     preparedOn.push_back(std::this_thread::get_id());
     f.counter.Increment(5);
-    return true;
+    return Freshness::Current;
   });
   snapshot.setRefreshRequester([&] { loop.post([&] { snapshot.refreshIfWanted(true); }); });
   f.counter.Increment(1);
@@ -138,7 +139,7 @@ TEST_CASE("the loop brings the figures up to date before it renders, and only th
   int prepared = 0;
   stuck.setBeforeLoopRendering([&](uint64_t) {
     ++prepared;
-    return true;
+    return Freshness::Current;
   });
   stuck.setRefreshRequester([] {});
   CHECK(stuck.scrape()->find("firstwork_test_total 6") != std::string::npos);
@@ -161,7 +162,7 @@ TEST_CASE("a hook that answers the scrape itself is not followed by a second ren
       f.counter.Increment(2);
       innerAnswered = snapshot.refreshIfWanted();
     }
-    return true;
+    return Freshness::Current;
   });
   snapshot.setRefreshRequester([&] { loop.post([&] { outerAnswered = snapshot.refreshIfWanted(true); }); });
   auto text = snapshot.scrape();
@@ -190,7 +191,7 @@ TEST_CASE("a hook whose figures are not in yet holds the rendering until the loo
   bool ready = false;              // the loop's: the daemon's store has committed the step
   snapshot.setBeforeLoopRendering([&](uint64_t request) {
     requests.push_back(request);
-    return ready;
+    return ready ? std::optional(Freshness::Current) : std::nullopt;
   });
   std::atomic<bool> asked{false};
   snapshot.setRefreshRequester([&] {
@@ -224,6 +225,67 @@ TEST_CASE("a hook whose figures are not in yet holds the rendering until the loo
   drain();
   REQUIRE(requests.size() == 3);
   CHECK(requests[2] != requests[0]);
+}
+
+TEST_CASE("each rendering made for a scrape counts itself with how current its figures are",
+          "[http][snapshot]") {
+  Fixture f;
+  // What the daemon registers: a counter per freshness, incremented before the rendering.
+  auto& family = prometheus::BuildCounter().Name("firstwork_renderings_total").Help("t").Register(f.registry);
+  auto counted = [&](Freshness x) -> prometheus::Counter& {
+    return family.Add({{"freshness", std::string(MetricsSnapshot::freshnessName(x))}});
+  };
+  auto line = [](Freshness x, int n) {
+    return "firstwork_renderings_total{freshness=\"" + std::string(MetricsSnapshot::freshnessName(x)) +
+           "\"} " + std::to_string(n) + "\n";
+  };
+  std::vector<std::thread::id> countedOn;
+  auto counter = [&](Freshness x) {
+    countedOn.push_back(std::this_thread::get_id());
+    counted(x).Increment();
+  };
+
+  // On the loop: what the hook said. The rendering already shows its own count.
+  MetricsSnapshot snapshot(f.registry, f.clock, {.freshness = 1000ms, .waitForLoop = 60'000ms});
+  Loop loop;
+  std::optional<Freshness> answer = Freshness::Uncommitted;
+  snapshot.setBeforeLoopRendering([&](uint64_t) { return answer; });
+  snapshot.setRenderingCounter(counter);
+  snapshot.setRefreshRequester([&] { loop.post([&] { snapshot.refreshIfWanted(true); }); });
+  auto text = snapshot.scrape();
+  CHECK(text->find(line(Freshness::Uncommitted, 1)) != std::string::npos);
+  REQUIRE(countedOn.size() == 1);
+  CHECK(countedOn[0] == loop.id());
+  CHECK(snapshot.scrape() == text);  // shared while fresh: no rendering, nothing counted
+  CHECK(countedOn.size() == 1);
+  f.clock.advance(2s);
+  answer = Freshness::Current;
+  CHECK(snapshot.scrape()->find(line(Freshness::Current, 1)) != std::string::npos);
+  CHECK(countedOn.size() == 2);
+
+  // A hook that says wait renders nothing and counts nothing; the scrape thread's fallback
+  // rendering then counts itself stale.
+  MetricsSnapshot stuck(f.registry, f.clock, {.freshness = 1000ms, .waitForLoop = 20ms});
+  stuck.setBeforeLoopRendering([&](uint64_t) { return std::optional<Freshness>{}; });
+  stuck.setRenderingCounter(counter);
+  stuck.setRefreshRequester([&] { loop.post([&] { stuck.refreshIfWanted(true); }); });
+  auto fallback = stuck.scrape();
+  std::promise<void> drained;  // the posted refresh has run (and counted nothing) before `stuck` goes
+  loop.post([&] { drained.set_value(); });
+  drained.get_future().wait();
+  CHECK(fallback->find(line(Freshness::Stale, 1)) != std::string::npos);
+  CHECK(stuck.inlineRenderCount() == 1);
+  REQUIRE(countedOn.size() == 3);
+  CHECK(countedOn[2] == std::this_thread::get_id());
+
+  // Without a loop to ask, the scrape thread's rendering is as current as it gets.
+  MetricsSnapshot alone(f.registry, f.clock);
+  alone.setRenderingCounter(counter);
+  CHECK(alone.scrape()->find(line(Freshness::Current, 2)) != std::string::npos);
+  CHECK(countedOn.size() == 4);
+  // refresh() is no scrape's rendering.
+  alone.refresh();
+  CHECK(countedOn.size() == 4);
 }
 
 TEST_CASE("a loop that does not answer in time falls back to rendering on the scrape thread",

@@ -44,6 +44,9 @@ TEST_CASE("watch health series carry the contract names and labels", "[metrics][
   m.insecureTls("w1", true);
   m.storeError("write");
   m.usefulWorkQuery("ok");
+  m.metricsRendering("stale", 0);  // the series exists before the first stale rendering
+  m.metricsRendering("current");
+  m.metricsRendering("current");
 
   auto lines = samples(registry);
   CHECK(has(lines, R"(firstwork_build_info{revision="abc123",version="0.1.0"} 1)"));
@@ -57,6 +60,8 @@ TEST_CASE("watch health series carry the contract names and labels", "[metrics][
   CHECK(has(lines, R"(firstwork_cluster_insecure_tls{cluster="w1"} 1)"));
   CHECK(has(lines, R"(firstwork_store_errors_total{operation="write"} 1)"));
   CHECK(has(lines, R"(firstwork_useful_work_queries_total{result="ok"} 1)"));
+  CHECK(has(lines, R"(firstwork_metrics_renderings_total{freshness="stale"} 0)"));
+  CHECK(has(lines, R"(firstwork_metrics_renderings_total{freshness="current"} 2)"));
 }
 
 TEST_CASE("observation lag uses the given buckets and clamps negative lags", "[metrics][self]") {
