@@ -582,6 +582,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   Status openStore() {
     store::SqliteOptions storeOptions;
     storeOptions.notice = [this](const std::string& what) { log.info("store layout", {{"detail", what}}); };
+    // The loop's connection reads; its rare writes may checkpoint inline. The store thread's
+    // connection below, which makes every commit, has the checkpoint thread.
+    storeOptions.checkpointInBackground = false;
     auto s = store::openSqliteStore(options.config.store.path, storeOptions);
     if (!s.ok()) return Error{s.error()};
     store = std::move(*s);

@@ -80,6 +80,16 @@ struct SqliteOptions {
   std::function<void(const std::string&)> notice;
   /// Free bytes on the store's file system (tests); empty: asked of the OS.
   std::function<std::optional<uint64_t>(const std::string& path)> freeBytes;
+  /// Checkpoints the WAL on a connection and thread of their own instead of inside the commit
+  /// that takes it past 1,000 pages (the writer still does past 20,000). Writable stores only.
+  bool checkpointInBackground = true;
+};
+
+/// Checkpoints of a store that runs them in the background: those its thread made, and those
+/// the writer made itself because the WAL passed the hard bound.
+struct WalStats {
+  uint64_t background = 0;
+  uint64_t inlined = 0;
 };
 
 /// The schema version this build creates, and the oldest it reads and writes (see the versions in
@@ -95,5 +105,9 @@ Result<StorePtr> openSqliteStore(const std::string& path, const SqliteOptions& o
 
 /// An in-memory store with the same semantics, for unit tests.
 StorePtr makeMemoryStore();
+
+/// The background checkpoints of an SQLite store opened with checkpointInBackground; nullopt for
+/// any other store (read-only, in memory, or one whose checkpoint connection could not open).
+std::optional<WalStats> walStats(const Store& store);
 
 }  // namespace firstwork::store
