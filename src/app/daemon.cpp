@@ -27,6 +27,7 @@
 #include "firstwork/kube/kubeconfig.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/log/redact.hpp"
+#include "firstwork/log/throttle.hpp"
 #include "firstwork/app/engine_metrics.hpp"
 #include "firstwork/app/step_pacer.hpp"
 #include "firstwork/core/thread_name.hpp"
@@ -617,6 +618,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     // The store thread's connection: commits and prunes. This one serves the loop's reads.
     store::SqliteOptions writerOptions;
     writerOptions.convertLayoutUpTo = 0;  // the conversion, if any, was the first opening's
+    writerOptions.checkpointFailed = checkpointFailureReporter(self, log, clock);
     auto w = store::openSqliteStore(options.config.store.path, writerOptions);
     if (!w.ok()) return Error{w.error()};
     storeThread = std::make_unique<store::StoreThread>(std::move(*w));
@@ -824,6 +826,19 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   mutable std::mutex readyMu;
   std::vector<std::string> notReadyLines{"starting"};
 };
+
+std::function<void(const std::string&)> checkpointFailureReporter(metrics::SelfMetrics& self,
+                                                                  const log::Logger& log,
+                                                                  const Clock& clock) {
+  auto throttle = std::make_shared<log::LogThrottle>(std::chrono::minutes(1));
+  return [&self, &log, &clock, throttle](const std::string& error) {
+    self.storeError("checkpoint");
+    uint64_t leftOut = 0;
+    if (throttle->allow(clock.monotonicNow(), &leftOut))
+      log.error("store checkpoint failed; the WAL keeps every commit and grows until one succeeds",
+                {{"error", error}, {"failures_not_logged", leftOut}});
+  };
+}
 
 Daemon::Daemon(DaemonOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Daemon::~Daemon() { stop(); }

@@ -149,6 +149,8 @@ class Stmt {
 /// connection blocks neither the writer nor readers. The writer's WAL hook asks for one when the
 /// WAL has passed kPages, and checkpoints itself only past kInlinePages (this thread fell behind,
 /// or readers hold the WAL's frames), which bounds the WAL as SQLite's default would.
+/// A failed checkpoint (of either) is counted and told (SqliteOptions::checkpointFailed); another
+/// connection's checkpoint running at the same time is not a failure.
 class Checkpointer {
  public:
   static constexpr int kPages = 1000;  // SQLite's own wal_autocheckpoint
@@ -164,9 +166,12 @@ class Checkpointer {
     sqlite3_close_v2(db_);
   }
 
+  explicit Checkpointer(std::function<void(const std::string&)> failed) : failed_(std::move(failed)) {}
+
   /// Opens the second connection; false when it cannot (the writer then checkpoints itself).
-  bool start(const std::string& path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK ||
+  bool start(const std::string& path, const std::string& vfs) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                        vfs.empty() ? nullptr : vfs.c_str()) != SQLITE_OK ||
         sqlite3_exec(db_, "PRAGMA synchronous=FULL;", nullptr, nullptr, nullptr) != SQLITE_OK) {
       sqlite3_close_v2(db_);
       db_ = nullptr;
@@ -184,8 +189,14 @@ class Checkpointer {
     cv_.notify_one();
   }
 
-  WalStats stats() const { return {background_.load(), inline_.load()}; }
-  void countInline() { inline_.fetch_add(1); }
+  WalStats stats() const { return {background_.load(), inline_.load(), failed_count_.load()}; }
+
+  /// The writer's own checkpoint past kInlinePages, on its connection (from its WAL hook).
+  void checkpointInline(sqlite3* db, const char* name) {
+    const int rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    if (rc == SQLITE_OK) inline_.fetch_add(1);
+    else failedWith(db, rc);
+  }
 
  private:
   void run() {
@@ -196,13 +207,21 @@ class Checkpointer {
       if (stop_) return;
       wanted_ = false;
       lock.unlock();
-      int log = 0, done = 0;
       // PASSIVE: as many frames as no reader still needs, without waiting; a busy or failed one
       // is tried again at the next request (the WAL keeps every frame until then).
-      if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK)
-        background_.fetch_add(1);
+      const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      if (rc == SQLITE_OK) background_.fetch_add(1);
+      else failedWith(db_, rc);
       lock.lock();
     }
+  }
+
+  /// SQLITE_BUSY: the other connection's checkpoint was running; that one does the work.
+  void failedWith(sqlite3* db, int rc) {
+    if (rc == SQLITE_BUSY) return;
+    failed_count_.fetch_add(1);
+    if (failed_)
+      failed_(fmt::format("checkpoint of the WAL failed: {} ({})", sqlite3_errmsg(db), sqlite3_errstr(rc)));
   }
 
   sqlite3* db_ = nullptr;
@@ -213,6 +232,8 @@ class Checkpointer {
   bool wanted_ = false;
   std::atomic<uint64_t> background_{0};
   std::atomic<uint64_t> inline_{0};
+  std::atomic<uint64_t> failed_count_{0};
+  std::function<void(const std::string&)> failed_;
 };
 
 class SqliteStore final : public Store {
@@ -250,8 +271,8 @@ class SqliteStore final : public Store {
       convertV1(options);
     }
     if (options.checkpointInBackground) {
-      auto cp = std::make_unique<Checkpointer>();
-      if (cp->start(path_)) {
+      auto cp = std::make_unique<Checkpointer>(options.checkpointFailed);
+      if (cp->start(path_, options.vfs)) {
         checkpointer_ = std::move(cp);
         sqlite3_wal_hook(db_, &SqliteStore::walHook, this);  // replaces the automatic checkpoint
       }
@@ -476,8 +497,7 @@ class SqliteStore final : public Store {
   static int walHook(void* self, sqlite3* db, const char* name, int pages) {
     auto& store = *static_cast<SqliteStore*>(self);
     if (pages >= Checkpointer::kInlinePages) {
-      if (sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) == SQLITE_OK)
-        store.checkpointer_->countInline();
+      store.checkpointer_->checkpointInline(db, name);
     } else if (pages >= Checkpointer::kPages) {
       store.checkpointer_->wanted();
     }
@@ -556,7 +576,7 @@ Result<StorePtr> openSqliteStore(const std::string& path, const SqliteOptions& o
   sqlite3* db = nullptr;
   int flags = options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   flags |= SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db, flags, options.vfs.empty() ? nullptr : options.vfs.c_str()) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) + openError(path, options.readOnly) : "out of memory";
     sqlite3_close_v2(db);
     return makeError(fmt::format("store {}: cannot open: {}", path, msg));

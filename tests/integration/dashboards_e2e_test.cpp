@@ -22,7 +22,7 @@ namespace {
 /// come back empty (one that starts returning data must leave this list).
 const std::map<std::string, std::string> kNoDataInAnyDrill{
     {"firstwork-health.json: panel \"Store errors\" A",
-     "firstwork_store_errors_total exists only once a store write or prune has failed "
+     "firstwork_store_errors_total exists only once a store write, prune or checkpoint has failed "
      "(tests/integration/store_fault_test.cpp provokes that; no drill does)"},
     {"firstwork-health.json: panel \"Decode errors\" A",
      "firstwork_decode_errors_total{cluster, resource} exists once an object failed to decode; "

@@ -1,5 +1,6 @@
 #pragma once
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -9,6 +10,13 @@
 #include "firstwork/core/clock.hpp"
 #include "firstwork/core/result.hpp"
 #include "firstwork/kube/kubeconfig.hpp"
+
+namespace firstwork::log {
+class Logger;
+}
+namespace firstwork::metrics {
+class SelfMetrics;
+}
 
 namespace firstwork::app {
 
@@ -57,5 +65,13 @@ class Daemon {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// What the daemon does when a checkpoint of its store's WAL fails (the store thread's
+/// store::SqliteOptions::checkpointFailed; any thread): counts
+/// firstwork_store_errors_total{operation="checkpoint"} and logs an error at most once a minute,
+/// saying how many failures it left out since the last line. The references must outlive it.
+std::function<void(const std::string&)> checkpointFailureReporter(metrics::SelfMetrics& self,
+                                                                  const log::Logger& log,
+                                                                  const Clock& clock);
 
 }  // namespace firstwork::app

@@ -83,13 +83,22 @@ struct SqliteOptions {
   /// Checkpoints the WAL on a connection and thread of their own instead of inside the commit
   /// that takes it past 1,000 pages (the writer still does past 20,000). Writable stores only.
   bool checkpointInBackground = true;
+  /// Told when one of those checkpoints fails, with SQLite's message, on the thread that ran it
+  /// (the checkpoint thread, or the committing thread past the hard bound). Commits go on; the
+  /// WAL keeps every frame and grows until a checkpoint succeeds (one is asked for at every
+  /// commit past 1,000 pages). Optional; must be thread-safe.
+  std::function<void(const std::string& error)> checkpointFailed;
+  /// The SQLite VFS every connection of the store opens its files with; empty: SQLite's default.
+  /// Tests inject I/O faults through one.
+  std::string vfs;
 };
 
-/// Checkpoints of a store that runs them in the background: those its thread made, and those
-/// the writer made itself because the WAL passed the hard bound.
+/// Checkpoints of a store that runs them in the background: those its thread made, those the
+/// writer made itself because the WAL passed the hard bound, and those of either that failed.
 struct WalStats {
   uint64_t background = 0;
   uint64_t inlined = 0;
+  uint64_t failed = 0;
 };
 
 /// The schema version this build creates, and the oldest it reads and writes (see the versions in

@@ -11,13 +11,17 @@
 #include <thread>
 
 #include <httplib.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include "firstwork/app/daemon.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/log/log.hpp"
+#include "firstwork/metrics/self_metrics.hpp"
 #include "firstwork/records/records.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "firstwork/store/store.hpp"
+#include "fakes/manual_clock.hpp"
 #include "support/process_threads.hpp"
 #include "support/store_v1.hpp"
 #include "support/subprocess.hpp"
@@ -533,4 +537,36 @@ TEST_CASE("A scrape waits for its step's commit for a bounded time and then show
   // The lock gone, the commit goes in and its observation is exported.
   CHECK(testing::eventually(
       [&] { return sampleSum(scrape(), "firstwork_stage_seconds_count", kQueuedToReserved) == 1; }, 30s));
+}
+
+// The store thread's connection tells the daemon of each failed checkpoint (the store test makes
+// real ones fail through a VFS): every failure is counted, and a failure that repeats at every
+// commit logs one line a minute, which says how many it left out.
+TEST_CASE("A failed checkpoint of the store's WAL is counted every time and logged once a minute", "[daemon]") {
+  prometheus::Registry registry;
+  metrics::SelfMetrics self(registry, {1, 10}, "0.1.0", "abc123");
+  testing::ManualClock clock;
+  log::Logger logger("daemon");
+  LogCapture logs;
+  auto report = app::checkpointFailureReporter(self, logger, clock);
+  report("checkpoint of the WAL failed: disk I/O error (disk I/O error)");
+  report("second");
+  clock.advance(std::chrono::seconds(59));
+  report("third");
+  clock.advance(std::chrono::seconds(1));  // a minute after the first line
+  report("fourth");
+  report("fifth");
+
+  std::ostringstream text;
+  prometheus::TextSerializer().Serialize(text, registry.Collect());
+  CHECK(text.str().find("firstwork_store_errors_total{operation=\"checkpoint\"} 5\n") != std::string::npos);
+  std::vector<nlohmann::json> lines;
+  for (auto& l : logLines(logs.out.str()))
+    if (l.value("msg", "").starts_with("store checkpoint failed")) lines.push_back(l);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["level"] == "error");
+  CHECK(lines[0]["error"] == "checkpoint of the WAL failed: disk I/O error (disk I/O error)");
+  CHECK(lines[0]["failures_not_logged"] == 0);
+  CHECK(lines[1]["error"] == "fourth");
+  CHECK(lines[1]["failures_not_logged"] == 2);  // "second" and "third"
 }

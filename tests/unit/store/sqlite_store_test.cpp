@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +40,61 @@ SqliteOptions options(bool readOnly, int busyTimeoutMs) {
 }
 
 SystemTime at(int64_t seconds) { return SystemTime{std::chrono::seconds{seconds}}; }
+
+// A VFS over SQLite's default that fails every write to a database file (not to its WAL) while
+// gFailDatabaseWrites is set, as a disk that has filled up fails the writes that need new blocks:
+// a commit, which appends to the WAL only, goes on; a checkpoint, which copies the WAL's pages
+// into the database file, fails with SQLITE_IOERR_WRITE. Everything else is the default VFS's.
+constexpr const char* kFaultyVfs = "firstwork-test-faulty";
+std::atomic<bool> gFailDatabaseWrites{false};
+sqlite3_vfs* gDefaultVfs = nullptr;
+const sqlite3_io_methods* gDefaultFileMethods = nullptr;
+sqlite3_io_methods gFaultyFileMethods;
+sqlite3_vfs gFaultyVfs;
+
+int faultyWrite(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
+  if (gFailDatabaseWrites.load()) return SQLITE_IOERR_WRITE;
+  return gDefaultFileMethods->xWrite(file, data, amount, offset);
+}
+
+int faultyOpen(sqlite3_vfs*, const char* name, sqlite3_file* file, int flags, int* outFlags) {
+  const int rc = gDefaultVfs->xOpen(gDefaultVfs, name, file, flags, outFlags);
+  if (rc != SQLITE_OK || (flags & SQLITE_OPEN_MAIN_DB) == 0 || file->pMethods == nullptr) return rc;
+  if (gDefaultFileMethods == nullptr) {
+    gDefaultFileMethods = file->pMethods;
+    gFaultyFileMethods = *gDefaultFileMethods;
+    gFaultyFileMethods.xWrite = faultyWrite;
+  }
+  if (file->pMethods != gDefaultFileMethods) {  // not the file type the copy was made of
+    file->pMethods->xClose(file);
+    file->pMethods = nullptr;
+    return SQLITE_CANTOPEN;
+  }
+  file->pMethods = &gFaultyFileMethods;
+  return SQLITE_OK;
+}
+
+void registerFaultyVfs() {
+  static const bool registered = [] {
+    gDefaultVfs = sqlite3_vfs_find(nullptr);
+    gFaultyVfs = *gDefaultVfs;
+    gFaultyVfs.zName = kFaultyVfs;
+    gFaultyVfs.pNext = nullptr;
+    gFaultyVfs.xOpen = faultyOpen;
+    return sqlite3_vfs_register(&gFaultyVfs, /*makeDflt=*/0) == SQLITE_OK;
+  }();
+  REQUIRE(registered);
+}
+
+/// Waits up to 5 s for `done`.
+template <typename F>
+bool eventually(F done) {
+  for (int i = 0; i < 500; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
 
 Record rec(std::string kind, std::string key, int64_t t, std::string body = "{}",
            WriteMode mode = WriteMode::InsertOnce, std::string cluster = "w1",
@@ -264,6 +322,84 @@ TEST_CASE("The WAL is checkpointed on a thread of its own, not inside a commit",
   REQUIRE(readOnly.ok());
   CHECK_FALSE(walStats(**readOnly));
   CHECK_FALSE(walStats(*makeMemoryStore()));
+}
+
+TEST_CASE("A failed checkpoint is counted and told, commits go on, and a later one catches up", "[store]") {
+  registerFaultyVfs();
+  TempDir dir;
+  auto path = (dir.path / "f.db").string();
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::thread::id>> told;  // each failure: message, thread
+  auto toldFrom = [&](bool thisThread) {
+    std::lock_guard lock(mu);
+    return std::count_if(told.begin(), told.end(), [&](const auto& t) {
+      return (t.second == std::this_thread::get_id()) == thisThread;
+    });
+  };
+  int next = 0;  // the next record's key
+  auto commitRecords = [&](Store& s, int commits, int perCommit, size_t bodyBytes) {
+    const std::string body(bodyBytes, 'x');
+    for (int c = 0; c < commits; ++c) {
+      std::vector<Record> batch;
+      for (int i = 0; i < perCommit; ++i, ++next) batch.push_back(rec("observation", std::to_string(next), next, body));
+      REQUIRE(s.commit(batch).ok());  // a failing checkpoint fails no commit
+    }
+  };
+  {
+    SqliteOptions o;
+    o.vfs = kFaultyVfs;
+    o.checkpointFailed = [&](const std::string& error) {
+      std::lock_guard lock(mu);
+      told.emplace_back(error, std::this_thread::get_id());
+    };
+    auto opened = openSqliteStore(path, o);
+    REQUIRE(opened.ok());
+    Store& s = **opened;
+    const auto before = fs::file_size(path);
+
+    // The background thread's checkpoints fail: past 1,000 pages (as in the test above) every
+    // commit asks for one, and each fails.
+    gFailDatabaseWrites = true;
+    commitRecords(s, 80, 40, 2000);
+    CHECK(eventually([&] { return walStats(s)->failed >= 1; }));
+    CHECK(walStats(s)->background == 0);
+    CHECK(fs::file_size(path) == before);  // nothing reached the database file
+    {
+      std::lock_guard lock(mu);
+      REQUIRE_FALSE(told.empty());
+      CHECK(told[0].first.find("checkpoint of the WAL failed: disk I/O error") == 0);
+    }
+    CHECK(toldFrom(false) >= 1);  // on the checkpoint thread
+    CHECK(toldFrom(true) == 0);   // the writer stays under its own bound
+
+    // Once the disk takes writes again, the next commit's checkpoint copies everything over.
+    gFailDatabaseWrites = false;
+    commitRecords(s, 1, 40, 2000);
+    CHECK(eventually([&] { return walStats(s)->background >= 1; }));
+    CHECK(fs::file_size(path) > before + 1000 * 4096);
+
+    // Failing again until the WAL passes the writer's bound of 20,000 pages (80 MB): then the
+    // writer's own checkpoint fails too, inside its commit, and the commit still succeeds.
+    gFailDatabaseWrites = true;
+    for (int round = 0; round < 200 && toldFrom(true) == 0; ++round) commitRecords(s, 1, 100, 8000);
+    CHECK(toldFrom(true) >= 1);
+    CHECK(walStats(s)->inlined == 0);
+    commitRecords(s, 1, 1, 100);  // and the connection commits on after it
+    // And once writes succeed, the next commit's checkpoint (the writer's, the WAL being still
+    // past its bound, or the thread's, if its last failing one was still running) succeeds.
+    const auto done = walStats(s)->background;
+    gFailDatabaseWrites = false;
+    commitRecords(s, 1, 1, 100);
+    CHECK(eventually([&] { return walStats(s)->inlined + walStats(s)->background > done; }));
+  }
+  // Every record committed while checkpoints failed is there after a reopen.
+  auto again = openSqliteStore(path);
+  REQUIRE(again.ok());
+  CHECK(*(*again)->contains("observation", "0"));
+  CHECK(*(*again)->contains("observation", "3239"));
+  CHECK(*(*again)->contains("observation", std::to_string(next - 1)));
+  CHECK_FALSE(*(*again)->contains("observation", std::to_string(next)));
+  CHECK(walStats(**again)->failed == 0);
 }
 
 TEST_CASE("A new store is created at schema version 2: records appended in write order, unique by kind and key",
