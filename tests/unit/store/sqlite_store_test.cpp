@@ -16,6 +16,7 @@
 
 #include "firstwork/store/store.hpp"
 #include "support/store_v1.hpp"
+#include "support/subprocess.hpp"
 
 using namespace firstwork;
 using namespace firstwork::store;
@@ -84,16 +85,6 @@ void registerFaultyVfs() {
     return sqlite3_vfs_register(&gFaultyVfs, /*makeDflt=*/0) == SQLITE_OK;
   }();
   REQUIRE(registered);
-}
-
-/// Waits up to 5 s for `done`.
-template <typename F>
-bool eventually(F done) {
-  for (int i = 0; i < 500; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
 }
 
 Record rec(std::string kind, std::string key, int64_t t, std::string body = "{}",
@@ -361,7 +352,7 @@ TEST_CASE("A failed checkpoint is counted and told, commits go on, and a later o
     // commit asks for one, and each fails.
     gFailDatabaseWrites = true;
     commitRecords(s, 80, 40, 2000);
-    CHECK(eventually([&] { return walStats(s)->failed >= 1; }));
+    CHECK(testing::eventually([&] { return walStats(s)->failed >= 1; }, std::chrono::seconds(5)));
     CHECK(walStats(s)->background == 0);
     CHECK(fs::file_size(path) == before);  // nothing reached the database file
     {
@@ -375,7 +366,7 @@ TEST_CASE("A failed checkpoint is counted and told, commits go on, and a later o
     // Once the disk takes writes again, the next commit's checkpoint copies everything over.
     gFailDatabaseWrites = false;
     commitRecords(s, 1, 40, 2000);
-    CHECK(eventually([&] { return walStats(s)->background >= 1; }));
+    CHECK(testing::eventually([&] { return walStats(s)->background >= 1; }, std::chrono::seconds(5)));
     CHECK(fs::file_size(path) > before + 1000 * 4096);
 
     // Failing again until the WAL passes the writer's bound of 20,000 pages (80 MB): then the
@@ -390,7 +381,7 @@ TEST_CASE("A failed checkpoint is counted and told, commits go on, and a later o
     const auto done = walStats(s)->background;
     gFailDatabaseWrites = false;
     commitRecords(s, 1, 1, 100);
-    CHECK(eventually([&] { return walStats(s)->inlined + walStats(s)->background > done; }));
+    CHECK(testing::eventually([&] { return walStats(s)->inlined + walStats(s)->background > done; }, std::chrono::seconds(5)));
   }
   // Every record committed while checkpoints failed is there after a reopen.
   auto again = openSqliteStore(path);
