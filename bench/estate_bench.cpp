@@ -708,6 +708,17 @@ struct Paced {
   std::vector<double> gaugeMs;
   // firstwork_metrics_renderings_total over the run, by freshness: current, uncommitted, stale.
   std::array<double, 3> renderings{};
+  // Where a stage probe's latency goes: from its write to the request of the first poll that
+  // showed it (the intake, and the wait for a poll with a rendering of its own), and that poll's
+  // own duration (the step it runs, the wait for its commit, the rendering, the transfer).
+  std::vector<double> stageUntilPollMs;
+  std::vector<double> stagePollMs;
+  // The poller's polls: how many, how many got a rendering of their own (the others share one
+  // made less than the daemon's 25 ms before), and the time between two polls with renderings
+  // of their own (what a reading waits for its next sample).
+  size_t polls = 0;
+  size_t freshPolls = 0;
+  std::vector<double> freshIntervalMs;
 };
 
 
@@ -722,6 +733,14 @@ struct Paced {
 /// cluster_queue="bench-probe-cq"}` (a live cycle, reserved); nothing in the cycle mix uses that
 /// queue. Probes go in every kProbeEvery events.
 constexpr size_t kProbeEvery = 250;
+/// The poller's pause between a scrape's answer and its next request. The daemon serves a
+/// rendering younger than 25 ms (or than 4× what it cost, when that is longer) to every scrape
+/// (MetricsSnapshot::Options in the daemon), so a poll sooner than that after the last rendering
+/// reads nothing new: with a 20 ms pause every other poll shared the one before, and the polls
+/// that read new figures were 50 ms apart (p50; 100–120 ms at p99), which every latency then
+/// carried (bench/README.md, change 52). Just past the 25 ms, every poll gets a rendering of its
+/// own, unless a rendering cost over 6.5 ms.
+constexpr auto kPollPause = 26ms;
 constexpr std::string_view kProbeStage = R"(cluster_queue="bench-probe-cq",stage="queued_to_reserved")";
 constexpr std::string_view kProbeQueue = R"(cluster_queue="bench-probe-cq")";
 
@@ -786,6 +805,8 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   struct Poll {
     double at;
     double events, stage, gauge;  // above their bases
+    double asked;                 // when the request went out (seconds since t0)
+    double renderings;            // firstwork_metrics_renderings_total, every freshness
   };
   std::vector<Poll> polls;
   std::atomic<bool> stop{false};
@@ -796,12 +817,15 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
       firstwork::nameThisThread("bench-poll");
       std::string b;
       while (!stop) {
+        const double asked = secondsSince(t0);
         if (d.get("/metrics", &b) == 200) {
+          const auto r = renderingsOf(b);
           polls.push_back({secondsSince(t0), metricSum(b, "firstwork_watch_events_total", {"BOOKMARK", "ERROR"}) - base,
                            metricSum(b, "firstwork_stage_seconds_count", {}, {kProbeStage}) - stageBase,
-                           metricSum(b, "firstwork_workloads", {}, {kProbeQueue}) - gaugeBase});
+                           metricSum(b, "firstwork_workloads", {}, {kProbeQueue}) - gaugeBase, asked,
+                           r[0] + r[1] + r[2]});
         }
-        std::this_thread::sleep_for(20ms);
+        std::this_thread::sleep_for(kPollPause);
       }
     });
   }
@@ -859,6 +883,22 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
     p.latencyMs = countedLatencyMs(written, series(&Poll::events));
     p.stageMs = countedLatencyMs(probeWritten, series(&Poll::stage));
     p.gaugeMs = countedLatencyMs(probeWritten, series(&Poll::gauge));
+    // The stage probes' latency split at the request of the poll that first showed each.
+    size_t k = 0;
+    for (size_t i = 0; i < probeWritten.size(); ++i) {
+      while (k < polls.size() && polls[k].stage < static_cast<double>(i + 1)) ++k;
+      if (k == polls.size()) break;
+      p.stageUntilPollMs.push_back(std::max(0.0, polls[k].asked - probeWritten[i]) * 1e3);
+      p.stagePollMs.push_back((polls[k].at - std::max(polls[k].asked, probeWritten[i])) * 1e3);
+    }
+    p.polls = polls.size();
+    double lastFresh = -1;
+    for (size_t j = 0; j < polls.size(); ++j) {
+      if (j > 0 && polls[j].renderings == polls[j - 1].renderings) continue;  // shared a rendering
+      ++p.freshPolls;
+      if (lastFresh >= 0) p.freshIntervalMs.push_back((polls[j].asked - lastFresh) * 1e3);
+      lastFresh = polls[j].asked;
+    }
   }
   return p;
 }
@@ -1163,6 +1203,13 @@ int run(const Options& o) {
   std::printf("  /metrics renderings during the run (firstwork_metrics_renderings_total): current %.0f, "
               "uncommitted %.0f (past the 50 ms wait for the commit), stale %.0f\n",
               fast.renderings[0], fast.renderings[1], fast.renderings[2]);
+  std::printf("  the poller (a scrape, then %.0f ms asleep): %zu polls, %zu with a rendering of their own, "
+              "%.0f / %.0f ms apart (p50 / p99); a stage probe's latency = write → the request of the first "
+              "poll showing it p50 %.0f / p99 %.0f ms + that poll p50 %.0f / p99 %.0f ms\n",
+              std::chrono::duration<double, std::milli>(kPollPause).count(), fast.polls, fast.freshPolls,
+              percentile(fast.freshIntervalMs, 0.5), percentile(fast.freshIntervalMs, 0.99),
+              percentile(fast.stageUntilPollMs, 0.5), percentile(fast.stageUntilPollMs, 0.99),
+              percentile(fast.stagePollMs, 0.5), percentile(fast.stagePollMs, 0.99));
   d.waitIdle(gQuiet, 60s);
   const double idleCpu0 = d.cpu();
   const auto idleT0 = Steady::now();
