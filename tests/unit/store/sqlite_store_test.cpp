@@ -290,12 +290,7 @@ TEST_CASE("The WAL is checkpointed on a thread of its own, not inside a commit",
       for (int i = 0; i < 40; ++i) batch.push_back(rec("observation", std::to_string(c * 40 + i), c, body));
       REQUIRE((*s)->commit(batch).ok());
     }
-    bool checkpointed = false;
-    for (int i = 0; i < 500 && !checkpointed; ++i) {
-      checkpointed = walStats(**s)->background >= 1;
-      if (!checkpointed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    CHECK(checkpointed);
+    CHECK(testing::eventually([&] { return walStats(**s)->background >= 1; }, std::chrono::seconds(5)));
     CHECK(walStats(**s)->inlined == 0);
     CHECK(fs::file_size(path) > before + 500 * 4096);  // the checkpointed pages are in the file
   }
