@@ -760,17 +760,26 @@ std::string makeProbe(size_t run, size_t k) {
       run, k, at);
 }
 
-/// Latencies of a counted sequence: item i (written at written[i], seconds since t0) is visible
-/// at the first poll whose count exceeds i (polls: seconds since t0, count above the base).
+/// A counted sequence's items (polls: seconds since t0, count above the base): item i is visible
+/// at the first poll whose count exceeds i. Returns that poll's index for each item seen.
+std::vector<size_t> firstPollsShowing(size_t items, const std::vector<std::pair<double, double>>& polls) {
+  std::vector<size_t> out;
+  size_t k = 0;
+  for (size_t i = 0; i < items; ++i) {
+    while (k < polls.size() && polls[k].second < static_cast<double>(i + 1)) ++k;
+    if (k == polls.size()) break;
+    out.push_back(k);
+  }
+  return out;
+}
+
+/// Latencies of a counted sequence: item i, written at written[i] (seconds since t0), from its
+/// write to the first poll that shows it.
 std::vector<double> countedLatencyMs(const std::vector<double>& written,
                                      const std::vector<std::pair<double, double>>& polls) {
   std::vector<double> out;
-  size_t k = 0;
-  for (size_t i = 0; i < written.size(); ++i) {
-    while (k < polls.size() && polls[k].second < static_cast<double>(i + 1)) ++k;
-    if (k == polls.size()) break;
-    out.push_back(std::max(0.0, polls[k].first - written[i]) * 1e3);
-  }
+  const auto shown = firstPollsShowing(written.size(), polls);
+  for (size_t i = 0; i < shown.size(); ++i) out.push_back(std::max(0.0, polls[shown[i]].first - written[i]) * 1e3);
   return out;
 }
 
@@ -819,11 +828,10 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
       while (!stop) {
         const double asked = secondsSince(t0);
         if (d.get("/metrics", &b) == 200) {
-          const auto r = renderingsOf(b);
           polls.push_back({secondsSince(t0), metricSum(b, "firstwork_watch_events_total", {"BOOKMARK", "ERROR"}) - base,
                            metricSum(b, "firstwork_stage_seconds_count", {}, {kProbeStage}) - stageBase,
                            metricSum(b, "firstwork_workloads", {}, {kProbeQueue}) - gaugeBase, asked,
-                           r[0] + r[1] + r[2]});
+                           metricSum(b, "firstwork_metrics_renderings_total")});
         }
         std::this_thread::sleep_for(kPollPause);
       }
@@ -881,15 +889,15 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
       return s;
     };
     p.latencyMs = countedLatencyMs(written, series(&Poll::events));
-    p.stageMs = countedLatencyMs(probeWritten, series(&Poll::stage));
+    const auto stage = series(&Poll::stage);
+    p.stageMs = countedLatencyMs(probeWritten, stage);
     p.gaugeMs = countedLatencyMs(probeWritten, series(&Poll::gauge));
     // The stage probes' latency split at the request of the poll that first showed each.
-    size_t k = 0;
-    for (size_t i = 0; i < probeWritten.size(); ++i) {
-      while (k < polls.size() && polls[k].stage < static_cast<double>(i + 1)) ++k;
-      if (k == polls.size()) break;
-      p.stageUntilPollMs.push_back(std::max(0.0, polls[k].asked - probeWritten[i]) * 1e3);
-      p.stagePollMs.push_back((polls[k].at - std::max(polls[k].asked, probeWritten[i])) * 1e3);
+    const auto shown = firstPollsShowing(probeWritten.size(), stage);
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const Poll& q = polls[shown[i]];
+      p.stageUntilPollMs.push_back(std::max(0.0, q.asked - probeWritten[i]) * 1e3);
+      p.stagePollMs.push_back((q.at - std::max(q.asked, probeWritten[i])) * 1e3);
     }
     p.polls = polls.size();
     double lastFresh = -1;
