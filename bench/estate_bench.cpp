@@ -423,7 +423,8 @@ std::string daemonPath() {
 
 class Daemon {
  public:
-  Daemon(const fs::path& dir, Estate& e, const std::string& name) : dir_(dir) {
+  Daemon(const fs::path& dir, Estate& e, const std::string& name, const std::string& binary = daemonPath())
+      : dir_(dir) {
     std::string config = "clusters:\n";
     for (auto [cluster, role, server] :
          {std::tuple{"manager", "management", e.manager.get()}, std::tuple{"worker1", "worker", e.worker.get()}}) {
@@ -439,7 +440,7 @@ class Daemon {
     std::ofstream(path) << config;
     started_ = Steady::now();
     proc_ = std::make_unique<firstwork::testing::Subprocess>(
-        std::vector<std::string>{daemonPath(), "run", "--config", path.string()},
+        std::vector<std::string>{binary, "run", "--config", path.string()},
         (dir / (name + ".log")).string());
     static const std::regex re("\"listen\":\"(http://127\\.0\\.0\\.1:[0-9]+)\"");
     firstwork::testing::eventually(
@@ -997,7 +998,70 @@ struct Options {
   bool smoke = false;
   bool e2e = true;  // --no-e2e skips benchmark 2 (it needs ~10 min at the default size)
   bool keepDir = false;  // --keep-dir: leave the daemons' configs, logs and stores for reading
+  // --sync-only: benchmark 4 alone, `syncRounds` rounds of syncs (A B B A with --compare-daemon)
+  bool syncOnly = false;
+  int syncRounds = 3;
+  std::string compareDaemon;  // --compare-daemon PATH: the B of those rounds
 };
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// Benchmark 4 alone, repeated: each round is the bare client, then fresh daemons with empty
+/// stores (A B B A when two builds are compared, else A twice), then the bare client again. One
+/// estate serves every round, so a comparison costs minutes rather than one whole run per sync;
+/// each daemon is stopped at its /readyz. The bare client's time moved 5.4–11.3 s between runs
+/// on the Zen 5 EPYC: each sync is set against the better bare run of its own round.
+void syncRounds(const fs::path& dir, Estate& e, const Options& o) {
+  const bool compare = !o.compareDaemon.empty();
+  std::printf("\n[4] initial sync alone, rounds: %d; A = %s%s%s\n", o.syncRounds, daemonPath().c_str(),
+              compare ? ", B = " : "", compare ? o.compareDaemon.c_str() : "");
+  std::map<char, std::vector<double>> ready, cpu, ratio;
+  std::vector<double> bareAll;
+  int n = 0;
+  for (int round = 1; round <= o.syncRounds; ++round) {
+    const double bare1 = bareSync(e, 500).seconds;
+    std::vector<std::tuple<char, double, double>> runs;
+    for (char which : compare ? std::string("ABBA") : std::string("AA")) {
+      const std::string name = fmt::format("sync-{}", ++n);
+      {
+        Daemon d(dir, e, name, which == 'B' ? o.compareDaemon : daemonPath());
+        const double r = d.waitReady(std::chrono::seconds(900));
+        runs.emplace_back(which, r, d.cpu());
+      }
+      if (!o.keepDir) {
+        for (const char* ext : {".db", ".db-wal", ".db-shm"}) fs::remove(dir / (name + ext));
+      }
+    }
+    const double bare2 = bareSync(e, 500).seconds;
+    const double bare = std::min(bare1, bare2);
+    bareAll.push_back(bare1);
+    bareAll.push_back(bare2);
+    std::printf("  round %d: bare client %.2f / %.2f s;", round, bare1, bare2);
+    for (auto [which, r, c] : runs) {
+      std::printf(" %c /readyz %.2f s (%.2f CPU-s, ratio %.2f);", which, r, c, r / bare);
+      ready[which].push_back(r);
+      cpu[which].push_back(c);
+      ratio[which].push_back(r / bare);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  std::printf("  bare client: median %.2f s, %.2f–%.2f s\n", median(bareAll),
+              *std::min_element(bareAll.begin(), bareAll.end()), *std::max_element(bareAll.begin(), bareAll.end()));
+  for (auto& [which, v] : ready) {
+    std::printf("  %c: /readyz median %.2f s (%.2f–%.2f s), CPU until then median %.2f s; ratio to its round's bare "
+                "client median %.2f (%.2f–%.2f; goal <= 1.5)\n",
+                which, median(v), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
+                median(cpu[which]), median(ratio[which]),
+                *std::min_element(ratio[which].begin(), ratio[which].end()),
+                *std::max_element(ratio[which].begin(), ratio[which].end()));
+  }
+}
 
 const char* verdict(bool met) { return met ? "met" : "NOT met"; }
 
@@ -1009,10 +1073,11 @@ int run(const Options& o) {
               static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), daemonPath().c_str());
 
   // --- 2. end to end over HTTP and TLS ------------------------------------------------------
-  if (o.e2e) std::printf("\n[2] end to end: %zu events of the 7:2:1 cycle mix streamed to firstworkd\n", o.events);
+  if (o.e2e && !o.syncOnly) std::printf("\n[2] end to end: %zu events of the 7:2:1 cycle mix streamed to firstworkd\n", o.events);
   std::vector<Burst> e2e;
   double baselineRss = 0;  // firstworkd synced to an empty estate
   for (bool tls : {false, true}) {
+    if (o.syncOnly) break;
     if (!o.e2e) {
       Estate empty(false, 2'000);
       Daemon d(dir, empty, "empty");
@@ -1055,6 +1120,11 @@ int run(const Options& o) {
               secondsSince(t0));
 
   // --- 4. initial sync vs a bare client --------------------------------------------------------
+  if (o.syncOnly) {
+    syncRounds(dir, e, o);
+    if (!o.keepDir) fs::remove_all(dir);
+    return 0;
+  }
   BareSync bare = bareSync(e, 500);
   // The daemon syncs twice too, each time a fresh process with an empty store, and the better of
   // its two runs is set against the better of the bare client's: one run against the better of
@@ -1247,7 +1317,8 @@ int run(const Options& o) {
 int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--smoke] [--no-e2e] [--keep-dir] [--scale F] [--events N] [--estate-events N] [--latency-seconds S] "
-               "[--latency-rate R] [--steady-seconds S] [--scrapes N] [--scrape-pairs N]\n",
+               "[--latency-rate R] [--steady-seconds S] [--scrapes N] [--scrape-pairs N] "
+               "[--sync-only [--sync-rounds N] [--compare-daemon PATH]]\n",
                argv0);
   return 2;
 }
@@ -1276,6 +1347,16 @@ int main(int argc, char** argv) {
       o.e2e = false;
     } else if (a == "--keep-dir") {
       o.keepDir = true;
+    } else if (a == "--sync-only") {
+      o.syncOnly = true;
+    } else if (a == "--compare-daemon") {
+      const char* v = value();
+      if (v == nullptr) return usage(argv[0]);
+      o.compareDaemon = v;
+    } else if (a == "--sync-rounds") {
+      const char* v = value();
+      if (v == nullptr || std::atoi(v) < 1) return usage(argv[0]);
+      o.syncRounds = std::atoi(v);
     } else if (a == "--scale" || a == "--events" || a == "--estate-events" || a == "--latency-seconds" ||
                a == "--latency-rate" || a == "--steady-seconds" || a == "--scrapes" ||
                a == "--scrape-pairs") {

@@ -218,6 +218,13 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     t.added = true;
+    // Send it now, not when the loop comes to curl's timer (which adding the handle set to 0):
+    // work the caller has posted runs first otherwise, and a reflector posts the decode of a
+    // LIST page right after asking for the next one, for the server to prepare that meanwhile.
+    // launch runs from a handler of the loop, never inside a curl callback.
+    int running = 0;
+    curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    processDone();
   }
 
   bool setup(Transfer& t) {

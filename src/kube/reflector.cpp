@@ -1,6 +1,7 @@
 #include "firstwork/kube/reflector.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "detail/log.hpp"
@@ -137,6 +138,7 @@ void Reflector::stop() {
   if (requestActive_ && ctx_.transport) ctx_.transport->cancel(request_);
   requestActive_ = false;
   watchActive_ = false;
+  pendingPage_.reset();
   ++watchGen_;
   timers_->retry.cancel();
   timers_->stall.cancel();
@@ -326,6 +328,7 @@ void Reflector::beginList() {
   continue_.clear();
   listed_.clear();
   listedRv_.clear();
+  pendingPage_.reset();
   requestPage();
 }
 
@@ -358,37 +361,36 @@ void Reflector::requestPage() {
 
 void Reflector::onPage(HttpResult result) {
   requestActive_ = false;
+  // The page before this one first, if it still waits: if it turns out bad, or not to lead here,
+  // this response is not the LIST's next page (the LIST was retried or asked again).
+  if (pendingPage_ && !takePendingPage()) return;
   noteResponse(result);
   if (ctx_.observer) {
     ctx_.observer->onRequest(ctx_.cluster, resource(), RequestKind::List, result.head.status);
   }
   if (result.head.status == 200 && result.error.empty()) {
     lastPageBytes_ = result.body.size();
-    auto page = model::decodeList(result.body, kind_);
-    if (!page) {
-      HttpResult r = result;
-      r.body.clear();
-      r.error = "LIST body: " + page.error();
-      retryAfterFailure(RestartReason::DecodeError, r, Phase::List, "list");
-      return;
-    }
-    consecutiveUnauthorized_ = 0;
-    for (const auto& err : page->itemErrors) {
-      ++stats_.decodeErrors;
-      if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
-      if (stats_.decodeErrors <= 10 || stats_.decodeErrors % 1000 == 0) {
-        detail::logger()->warn("object skipped cluster={} resource={} decode_errors={} error=\"{}\"",
-                               ctx_.cluster, resource(), stats_.decodeErrors, err);
+    if (!unpaginated_) {
+      // Ask for the next page first, then decode this one: the server prepares and sends it
+      // meanwhile. The decode waits for a posted handler, so that the request goes out (the
+      // transport sends from its launch, see CurlTransport) before the loop is busy decoding.
+      auto ahead = model::peekListContinue(result.body);
+      if (ahead && !ahead->empty()) {
+        continue_ = *ahead;
+        requestPage();
+        pendingAskedAhead_ = std::move(*ahead);
+        pendingPage_ = std::move(result);
+        const uint64_t seq = ++pendingSeq_;
+        std::weak_ptr<bool> alive = alive_;
+        const uint64_t gen = watchGen_;
+        boost::asio::post(timers_->retry.get_executor(), [this, alive, gen, seq] {
+          if (alive.expired() || gen != watchGen_ || !pendingPage_ || seq != pendingSeq_) return;
+          takePendingPage();
+        });
+        return;
       }
     }
-    for (auto& item : page->items) listed_.push_back(std::move(item));
-    listedRv_ = page->resourceVersion;
-    if (!page->continueToken.empty() && !unpaginated_) {
-      continue_ = page->continueToken;
-      requestPage();
-      return;
-    }
-    completeList();
+    takePage(result, nullptr);
     return;
   }
   if (result.error.empty() && isExpired(result)) {
@@ -419,6 +421,58 @@ void Reflector::onPage(HttpResult result) {
     return;
   }
   retryAfterFailure(classify(result), result, Phase::List, "list");
+}
+
+bool Reflector::takePendingPage() {
+  HttpResult page = std::move(*pendingPage_);
+  pendingPage_.reset();
+  const std::string askedAhead = std::move(pendingAskedAhead_);
+  return takePage(page, &askedAhead);
+}
+
+bool Reflector::takePage(HttpResult& result, const std::string* askedAhead) {
+  auto dropAskedAhead = [&] {
+    if (askedAhead != nullptr && requestActive_) {
+      ctx_.transport->cancel(request_);
+      requestActive_ = false;
+    }
+  };
+  auto page = model::decodeList(result.body, kind_);
+  if (!page) {
+    dropAskedAhead();
+    HttpResult r = std::move(result);
+    r.body.clear();
+    r.error = "LIST body: " + page.error();
+    retryAfterFailure(RestartReason::DecodeError, r, Phase::List, "list");
+    return false;
+  }
+  consecutiveUnauthorized_ = 0;
+  for (const auto& err : page->itemErrors) {
+    ++stats_.decodeErrors;
+    if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+    if (stats_.decodeErrors <= 10 || stats_.decodeErrors % 1000 == 0) {
+      detail::logger()->warn("object skipped cluster={} resource={} decode_errors={} error=\"{}\"",
+                             ctx_.cluster, resource(), stats_.decodeErrors, err);
+    }
+  }
+  for (auto& item : page->items) listed_.push_back(std::move(item));
+  listedRv_ = page->resourceVersion;
+  const std::string next = unpaginated_ ? std::string() : std::move(page->continueToken);
+  if (askedAhead != nullptr) {
+    if (next == *askedAhead) return true;  // the next page is on its way
+    // The head said otherwise than the page (peekListContinue misread it): the page decides.
+    dropAskedAhead();
+    detail::logger()->warn(
+        "list page head and body disagree on the continue token cluster={} resource={}",
+        ctx_.cluster, resource());
+  }
+  if (!next.empty()) {
+    continue_ = next;
+    requestPage();
+  } else {
+    completeList();
+  }
+  return askedAhead == nullptr;
 }
 
 void Reflector::completeList() {

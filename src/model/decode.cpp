@@ -493,6 +493,75 @@ Result<ListPage> decodeList(std::string& body, Kind kind) {
   return decodeListBody(in, kind);
 }
 
+std::optional<std::string> peekListContinue(std::string_view body) {
+  // Where the head may end: the first `"items"` that stands as a key of the list object (a
+  // comma before it, a colon after it). One inside a string of the head cuts that string, so
+  // the head does not parse and the next candidate is tried.
+  constexpr size_t kMaxHeadBytes = size_t{64} << 10;
+  constexpr int kMaxCandidates = 8;
+  const std::string_view window = body.substr(0, kMaxHeadBytes);
+  constexpr std::string_view kItems = "\"items\"";
+  auto isSpace = [](char ch) { return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t'; };
+  size_t from = 0;
+  for (int candidate = 0; candidate < kMaxCandidates; ++candidate) {
+    const size_t at = window.find(kItems, from);
+    if (at == std::string_view::npos) return std::nullopt;
+    from = at + 1;
+    size_t after = at + kItems.size();
+    while (after < window.size() && isSpace(window[after])) ++after;
+    if (after >= window.size() || window[after] != ':') continue;
+    size_t before = at;
+    while (before > 0 && isSpace(window[before - 1])) --before;
+    if (before == 0 || window[before - 1] != ',') continue;  // `{"items"`: no head before it
+    // The head as an object of its own: everything before that comma, closed.
+    std::string head(window.substr(0, before - 1));
+    head += '}';
+    const size_t len = head.size();
+    head.append(simdjson::SIMDJSON_PADDING, ' ');
+    od::document doc;
+    if (threadState().parser.iterate(head.data(), len, head.size()).get(doc)) continue;
+    od::object root;
+    if (doc.get_object().get(root)) continue;
+    bool parsed = true;
+    bool haveMetadata = false;
+    std::string token;
+    for (auto field : root) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) {
+        parsed = false;
+        break;
+      }
+      if (key != "metadata") continue;
+      od::object meta;
+      if (field.value().get_object().get(meta)) {
+        parsed = false;
+        break;
+      }
+      haveMetadata = true;
+      token.clear();
+      for (auto m : meta) {
+        std::string_view mk;
+        if (m.unescaped_key().get(mk)) {
+          parsed = false;
+          break;
+        }
+        if (mk != "continue") continue;
+        std::string_view value;
+        if (m.value().get_string().get(value) || value.size() > kMaxContinueBytes) {
+          parsed = false;
+          break;
+        }
+        token.assign(value);
+      }
+      if (!parsed) break;
+    }
+    if (!parsed || !atEnd(doc)) continue;
+    if (!haveMetadata) return std::nullopt;
+    return token;
+  }
+  return std::nullopt;
+}
+
 Result<Object> decodeObject(std::string_view json, Kind kind) {
   PaddedInput in(json);
   return decodeObjectBody(in, kind);

@@ -154,6 +154,13 @@ class Reflector {
   void beginList();
   void requestPage();
   void onPage(HttpResult result);
+  /// Decodes a LIST page and takes its items. `askedAhead`: the continue token the next page was
+  /// already asked for (read from this page's head), checked against the page's own. False when
+  /// the page was bad (the LIST is retried) or the page asked ahead for was the wrong one (asked
+  /// again): a response to that request is then not this LIST's next page.
+  bool takePage(HttpResult& page, const std::string* askedAhead);
+  /// Takes the page that waits to be decoded (see pendingPage_); false as takePage.
+  bool takePendingPage();
   void completeList();
   void beginWatch();
   void onWatchHead(uint64_t gen, const ResponseHead& head);
@@ -213,6 +220,13 @@ class Reflector {
   uint32_t expiredContinues_ = 0;
   std::vector<model::Object> listed_;
   std::string listedRv_;
+  /// A page whose successor was asked for before it was decoded, so that the server prepares
+  /// and sends the next page while this one is decoded (client-go's pager buffers pages ahead of
+  /// their consumer likewise). Decoded from a posted handler, or first thing when the next
+  /// response comes, whichever is sooner: pages are taken in order.
+  std::optional<HttpResult> pendingPage_;
+  std::string pendingAskedAhead_;
+  uint64_t pendingSeq_ = 0;
 
   // WATCH in progress
   uint64_t watchGen_ = 0;

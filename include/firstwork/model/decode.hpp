@@ -62,6 +62,15 @@ Result<ListPage> decodeList(std::string_view body, Kind kind);
 /// Same, padding `body` in place instead of copying it (see decodeWatchEvent(std::string&)).
 Result<ListPage> decodeList(std::string& body, Kind kind);
 
+/// The continue token of a LIST body, read from the body's head alone (everything before its
+/// `items` key): the API server writes a list's metadata before its items, so the reflector can
+/// ask for the next page before it decodes this one. nullopt when the head does not tell (no
+/// metadata before the items, no `items` key in the first 64 KiB, a head that is not JSON); an
+/// empty string when the head's metadata has no token (the last page). Cheap: the head is a few
+/// hundred bytes. decodeList's continueToken stays the authority: a caller that acted on this
+/// one checks it against that.
+std::optional<std::string> peekListContinue(std::string_view body);
+
 /// Decodes one object of `kind` (the JSON of the object itself).
 Result<Object> decodeObject(std::string_view json, Kind kind);
 

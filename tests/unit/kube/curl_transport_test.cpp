@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <fstream>
 #include <thread>
 #include <nlohmann/json.hpp>
@@ -334,6 +335,40 @@ TEST_CASE("a socket read only now and then is read at once, and coalescing can b
     REQUIRE(w.trickle());
     CHECK(w.t.stats().parks == 0);
   }
+}
+
+TEST_CASE("a request on a kept-alive connection goes out before the loop's next handler",
+          "[kube][transport][integration]") {
+  // A reflector asks for the next LIST page, then decodes the page it has, in a handler it posted:
+  // the server must have the request by then, to prepare the page while the loop decodes.
+  sim::ApiServer server(opts(false));
+  server.start();
+  server.create("pods", podJson("a"));
+  boost::asio::io_context io;
+  RealClock clock;
+  auto rc = configFor(server);
+  StaticCredentials creds(rc.token);
+  CurlTransport t(io, clock, rc, creds);
+  REQUIRE(get(io, t, "/api/v1/pods").head.status == 200);  // the connection, kept alive
+  const uint64_t before = server.stats().listRequests;
+  bool done = false;
+  std::optional<bool> seenWhileBusy;
+  boost::asio::post(io, [&] {
+    RequestCallbacks cb;
+    cb.onDone = [&](HttpResult r) { done = r.head.status == 200; };
+    t.start(HttpRequest{"/api/v1/pods", false}, std::move(cb));
+    boost::asio::post(io, [&] {
+      // The loop is busy here (as with a decode): the request must already be with the server.
+      const auto until = std::chrono::steady_clock::now() + 5s;
+      while (server.stats().listRequests == before && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(1ms);
+      }
+      seenWhileBusy = server.stats().listRequests == before + 1;
+    });
+  });
+  REQUIRE(runUntil(io, [&] { return done; }));
+  REQUIRE(seenWhileBusy.has_value());
+  CHECK(*seenWhileBusy);
 }
 
 TEST_CASE("a refused connection is a transport error without status", "[kube][transport]") {

@@ -364,6 +364,86 @@ TEST_CASE("an expired continue token restarts the LIST and a second expiry reads
   CHECK(h.reflector->stats().restarts_for(RestartReason::Expired) == 2);
 }
 
+TEST_CASE("the next LIST page is asked for before a page is decoded, and pages are taken in order",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  // Page 1 holds an item that does not decode: counted when the page is decoded.
+  h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5"), R"({"metadata":{"name":7}})"}, "t1"));
+  // Page 2 is asked for at once (read from page 1's head); page 1 waits for a handler of the loop.
+  REQUIRE(h.transport.requests().size() == 2);
+  CHECK(h.transport.requests()[1].request.path == "/api/v1/pods?limit=500&continue=t1");
+  CHECK(h.reflector->stats().decodeErrors == 0);
+  h.io.restart();
+  h.io.poll();
+  CHECK(h.reflector->stats().decodeErrors == 1);  // page 1 is decoded now
+  auto& p2 = h.next();
+  h.transport.respond(p2, 200, list("10", {pod("b", "u2", "6")}, "t2"));
+  auto& p3 = h.next();
+  CHECK(p3.request.path == "/api/v1/pods?limit=500&continue=t2");
+  // Page 3 comes before page 2's handler ran: page 2 is taken first.
+  h.transport.respond(p3, 200, list("10", {pod("c", "u3", "7")}));
+  REQUIRE(h.sink.events.size() == 3);
+  CHECK(h.sink.events[0].name == "a");
+  CHECK(h.sink.events[1].name == "b");
+  CHECK(h.sink.events[2].name == "c");
+  CHECK(h.reflector->synced());
+  CHECK(h.reflector->stats().listRequests == 3);
+  h.io.restart();
+  h.io.poll();  // page 2's handler finds nothing left to do
+  CHECK(h.sink.events.size() == 3);
+  CHECK(h.transport.requests()[3].request.streaming);
+}
+
+TEST_CASE("a page found bad after the next was asked for: that request is dropped, the LIST retried",
+          "[kube][reflector]") {
+  // Its head reads well (the next page is asked for), its items are not a list.
+  const std::string badBody =
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10","continue":"t1"},"items":{}})";
+  const bool nextComesFirst = GENERATE(false, true);
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  h.transport.respond(p1, 200, badBody);
+  auto& p2 = h.next();
+  CHECK(p2.request.path == "/api/v1/pods?limit=500&continue=t1");
+  if (nextComesFirst) {
+    // Page 2 comes before page 1 was decoded: page 1 is decoded first, and page 2 dropped.
+    h.transport.respond(p2, 200, list("10", {pod("b", "u2", "6")}));
+    CHECK_FALSE(p2.cancelled);  // it had finished
+  }
+  auto& again = h.next();
+  CHECK(again.request.path == "/api/v1/pods?limit=500&resourceVersion=0");
+  if (!nextComesFirst) CHECK(p2.cancelled);
+  CHECK(h.reflector->stats().restarts_for(RestartReason::DecodeError) == 1);
+  CHECK(h.sink.events.empty());
+  CHECK_FALSE(h.reflector->synced());
+  h.transport.respond(again, 200, list("12", {pod("a", "u1", "5")}));
+  CHECK(h.sink.events.size() == 1);
+  CHECK(h.reflector->synced());
+}
+
+TEST_CASE("a page whose body ends the LIST while its head asked for more: the body decides",
+          "[kube][reflector]") {
+  // Two metadata objects (a hostile or broken server): the head reads the first, the decode
+  // keeps the last, whose continue token is empty.
+  const std::string body =
+      R"({"kind":"PodList","metadata":{"resourceVersion":"10","continue":"t1"},"items":[)" +
+      pod("a", "u1", "5") + R"(],"metadata":{"resourceVersion":"10","continue":""}})";
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  h.transport.respond(p1, 200, body);
+  auto& p2 = h.next();
+  CHECK(p2.request.path == "/api/v1/pods?limit=500&continue=t1");
+  auto& w = h.next();  // the LIST is complete: the watch follows
+  CHECK(w.request.streaming);
+  CHECK(p2.cancelled);
+  REQUIRE(h.sink.events.size() == 1);
+  CHECK(h.reflector->synced());
+}
+
 TEST_CASE("a malformed line re-watches from the last good RV", "[kube][reflector]") {
   Harness h;
   auto& w = h.syncWith("10", {pod("a", "u1", "5")});

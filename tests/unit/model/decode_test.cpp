@@ -289,6 +289,44 @@ TEST_CASE("bodies that are not lists are errors", "[model][list]") {
   CHECK(empty->resourceVersion == "3");
 }
 
+TEST_CASE("a LIST body's continue token is read from its head, before its items", "[model][list]") {
+  // The API server's order: kind, apiVersion, metadata, items (the fixture, indented).
+  const std::string fixture = readFixture("list-podlist-paginated-page1-CONSTRUCTED.json");
+  CHECK(peekListContinue(fixture) == std::optional<std::string>("ENCODED_CONTINUE_TOKEN"));
+  // Compact, as sent; the items need not be valid JSON for the head to be read.
+  CHECK(peekListContinue(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9",)"
+                         R"("continue":"eyJ2Ijoi\/bWV0YSJ9"},"items":[{"metadata":)") ==
+        std::optional<std::string>("eyJ2Ijoi/bWV0YSJ9"));  // unescaped, as decodeList gives it
+  // The last page: metadata without a token.
+  CHECK(peekListContinue(R"({"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[]})") ==
+        std::optional<std::string>(""));
+  CHECK(peekListContinue(R"({"kind":"PodList","metadata":{"continue":""},"items":[]})") ==
+        std::optional<std::string>(""));
+  // "items" inside a string of the head, or as a key nested in the metadata, is not the list's.
+  CHECK(peekListContinue(R"({"x,\"items":1,"kind":"\"items\":","metadata":{"continue":"t1"},"items":[]})") ==
+        std::optional<std::string>("t1"));
+  CHECK(peekListContinue(R"({"kind":"PodList","metadata":{"a":1,"items":[],"continue":"t2"},"items":[]})") ==
+        std::optional<std::string>("t2"));
+  // Nothing to tell from the head: metadata after the items, no metadata at all, no items, a
+  // Status, not JSON, a token too long to be one.
+  CHECK_FALSE(peekListContinue(R"({"items":[],"metadata":{"continue":"t"}})"));
+  CHECK_FALSE(peekListContinue(R"({"kind":"PodList","items":[],"metadata":{"continue":"t"}})"));
+  CHECK_FALSE(peekListContinue(R"({"kind":"PodList","metadata":{"continue":"t"}})"));
+  CHECK_FALSE(peekListContinue(readFixture("status-410-expired-list-continue-CONSTRUCTED.json")));
+  CHECK_FALSE(peekListContinue("<html>502 Bad Gateway</html>"));
+  CHECK_FALSE(peekListContinue(""));
+  CHECK_FALSE(peekListContinue(R"({"metadata":{"continue":")" + std::string(9000, 'a') +
+                               R"("},"items":[]})"));
+  CHECK_FALSE(peekListContinue(R"({"metadata":{"continue":7},"items":[]})"));
+  // A head past 64 KiB is not looked for.
+  CHECK_FALSE(peekListContinue(R"({"kind":")" + std::string(70'000, 'k') +
+                               R"(","metadata":{"continue":"t"},"items":[]})"));
+  // The token read from the head is the one the whole decode reads.
+  auto page = decodeList(fixture, Kind::Pod);
+  REQUIRE(page.ok());
+  CHECK(peekListContinue(fixture) == std::optional<std::string>(page->continueToken));
+}
+
 TEST_CASE("Status bodies: expired continue token", "[model][status]") {
   auto s = decodeStatus(readFixture("status-410-expired-list-continue-CONSTRUCTED.json"));
   REQUIRE(s.ok());
