@@ -460,7 +460,8 @@ bool Reflector::takePage(HttpResult& result, const std::string* askedAhead) {
   const std::string next = unpaginated_ ? std::string() : std::move(page->continueToken);
   if (askedAhead != nullptr) {
     if (next == *askedAhead) return true;  // the next page is on its way
-    // The head said otherwise than the page (peekListContinue misread it): the page decides.
+    // The head said otherwise than the whole page (a body with a second `metadata` after its
+    // items, or a head misread): the page's own decode decides.
     dropAskedAhead();
     detail::logger()->warn(
         "list page head and body disagree on the continue token cluster={} resource={}",
