@@ -542,6 +542,7 @@ TEST_CASE("A paginated LIST of 2,500 pods is one consistent snapshot", "[sim]") 
   // The snapshot shows ns4/pod-0001 as it was (Running); a fresh list sees the update.
   CHECK(phase.at("ns4/pod-0001") == "Running");
   auto nsList = get(s, "/api/v1/namespaces/ns4/pods?limit=2").json();
+  CHECK(nsList["metadata"]["remainingItemCount"] == 499);  // ns4's 500 + pod-9999, less 2
   CHECK(nsList["items"][1]["metadata"]["name"] == "pod-0001");
   CHECK(nsList["items"][1]["status"]["phase"] == "Failed");
 
@@ -556,16 +557,26 @@ TEST_CASE("A paginated LIST of 2,500 pods is one consistent snapshot", "[sim]") 
 TEST_CASE("Continue pages read the snapshot of the first page", "[sim]") {
   ApiServer s;
   s.start();
-  for (int i = 0; i < 4; ++i) s.create("pods", pod("a", "p" + std::to_string(i)));
+  for (int i = 0; i < 5; ++i) s.create("pods", pod("a", "p" + std::to_string(i)));
   auto first = get(s, "/api/v1/pods?limit=2").json();
+  CHECK(first["metadata"]["remainingItemCount"] == 3);
   const std::string cont = first["metadata"]["continue"];
   s.update("pods", pod("a", "p3", "Failed"));
   s.remove("pods", "a", "p2");
+  s.create("pods", pod("a", "p5"));
+  s.create("pods", pod("a", "p6"));
   auto second = get(s, "/api/v1/pods?limit=2&continue=" + pct(cont)).json();
   CHECK(second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]);
   REQUIRE(second["items"].size() == 2);
   CHECK(second["items"][0]["metadata"]["name"] == "p2");
   CHECK(second["items"][1]["status"]["phase"] == "Running");
+  CHECK(second["metadata"]["remainingItemCount"] == 1);  // p4, in the snapshot's count
+  auto third = get(s, "/api/v1/pods?limit=2&continue=" +
+                          pct(second["metadata"]["continue"].get<std::string>())).json();
+  REQUIRE(third["items"].size() == 1);
+  CHECK(third["items"][0]["metadata"]["name"] == "p4");
+  CHECK_FALSE(third["metadata"].contains("continue"));
+  CHECK_FALSE(third["metadata"].contains("remainingItemCount"));
 }
 
 TEST_CASE("An expired continue token gets 410 Expired with an inconsistent continuation", "[sim]") {
@@ -594,6 +605,9 @@ TEST_CASE("An expired continue token gets 410 Expired with an inconsistent conti
   auto rest = get(s, "/api/v1/pods?limit=10&continue=" + pct(inconsistent)).json();
   REQUIRE(rest["items"].size() == 3);
   CHECK(rest["items"][0]["metadata"]["name"] == "p2");
+  // In pages, counted from the current state too (the pages before read another).
+  auto restPaged = get(s, "/api/v1/pods?limit=2&continue=" + pct(inconsistent)).json();
+  CHECK(restPaged["metadata"]["remainingItemCount"] == 1);
 
   // History trimmed past the token's RV expires it too (historyLimit 2: after 3 more events the
   // oldest retained event is above the token's RV 5).
