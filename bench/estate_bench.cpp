@@ -1014,7 +1014,7 @@ double median(std::vector<double> v) {
 /// Benchmark 4 alone, repeated: each round is the bare client, then fresh daemons with empty
 /// stores (A B B A when two builds are compared, else A twice), then the bare client again. One
 /// estate serves every round, so a comparison costs minutes rather than one whole run per sync;
-/// each daemon is stopped at its /readyz. The bare client's time moved 5.4–11.3 s between runs
+/// each daemon is stopped at its /readyz. The bare client's time moved by up to 2× between runs
 /// on the Zen 5 EPYC: each sync is set against the better bare run of its own round.
 void syncRounds(const fs::path& dir, Estate& e, const Options& o) {
   const bool compare = !o.compareDaemon.empty();
@@ -1126,7 +1126,11 @@ int run(const Options& o) {
   // --- 4. initial sync vs a bare client --------------------------------------------------------
   if (o.syncOnly) {
     syncRounds(dir, e, o);
-    if (!o.keepDir) fs::remove_all(dir);
+    if (o.keepDir) {
+      std::printf("(kept %s)\n", dir.c_str());
+    } else {
+      fs::remove_all(dir);
+    }
     return 0;
   }
   BareSync bare = bareSync(e, 500);

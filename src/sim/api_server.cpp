@@ -1474,7 +1474,8 @@ struct ApiServer::Impl {
       }
       if (more) {
         const uint64_t through = handedOut + items.size();
-        if (countBySize) rest = view->size() - static_cast<size_t>(through);
+        // A token made by hand may claim more than the snapshot holds (ours never do): 0 left.
+        if (countBySize) rest = view->size() > through ? view->size() - static_cast<size_t>(through) : 0;
         token = encodeContinue(ContinueToken{static_cast<int64_t>(pageRv),
                                              items.back()->key + std::string(1, '\0'), epoch_,
                                              sel.empty() && handedOutKnown

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <openssl/bio.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -577,6 +578,30 @@ TEST_CASE("Continue pages read the snapshot of the first page", "[sim]") {
   CHECK(third["items"][0]["metadata"]["name"] == "p4");
   CHECK_FALSE(third["metadata"].contains("continue"));
   CHECK_FALSE(third["metadata"].contains("remainingItemCount"));
+
+  // A token made by hand that claims more items handed out than the snapshot holds: the count
+  // left is 0, not a number wrapped around (the token is opaque base64url JSON; the server reads
+  // either base64 alphabet).
+  std::string b64 = cont;
+  for (char& ch : b64) ch = ch == '-' ? '+' : ch == '_' ? '/' : ch;
+  while (b64.size() % 4 != 0) b64 += '=';
+  std::string raw(b64.size(), '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(raw.data()),
+                                reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
+  REQUIRE(n > 0);
+  raw.resize(static_cast<size_t>(n));
+  while (!raw.empty() && raw.back() != '}') raw.pop_back();  // the decoder's zero padding
+  auto tok = nlohmann::json::parse(raw);
+  REQUIRE(tok["n"] == 2);  // the first page's two
+  tok["n"] = 1000;
+  const std::string forged = tok.dump();
+  std::string forgedB64(4 * ((forged.size() + 2) / 3) + 1, '\0');
+  forgedB64.resize(static_cast<size_t>(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(forgedB64.data()),
+                                                       reinterpret_cast<const unsigned char*>(forged.data()),
+                                                       static_cast<int>(forged.size()))));
+  auto lying = get(s, "/api/v1/pods?limit=2&continue=" + pct(forgedB64)).json();
+  REQUIRE(lying["items"].size() == 2);
+  CHECK(lying["metadata"]["remainingItemCount"] == 0);
 }
 
 TEST_CASE("An expired continue token gets 410 Expired with an inconsistent continuation", "[sim]") {
