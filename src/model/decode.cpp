@@ -516,46 +516,30 @@ std::optional<std::string> peekListContinue(std::string_view body) {
     // The head as an object of its own: everything before that comma, closed.
     std::string head(window.substr(0, before - 1));
     head += '}';
-    const size_t len = head.size();
-    head.append(simdjson::SIMDJSON_PADDING, ' ');
+    PaddedInput in(head);
     od::document doc;
-    if (threadState().parser.iterate(head.data(), len, head.size()).get(doc)) continue;
-    od::object root;
-    if (doc.get_object().get(root)) continue;
-    bool parsed = true;
+    if (!in.iterate(doc)) continue;
+    Ctx c;
+    c.end = in.end();
+    od::value root;
+    if (!rootObject(c, doc, root)) continue;
+    // Read as decodeListBody reads it, so that the two agree on every head that parses.
     bool haveMetadata = false;
     std::string token;
-    for (auto field : root) {
-      std::string_view key;
-      if (field.unescaped_key().get(key)) {
-        parsed = false;
-        break;
-      }
-      if (key != "metadata") continue;
-      od::object meta;
-      if (field.value().get_object().get(meta)) {
-        parsed = false;
-        break;
-      }
+    const bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
+      if (k != "metadata") return true;
       haveMetadata = true;
       token.clear();
-      for (auto m : meta) {
-        std::string_view mk;
-        if (m.unescaped_key().get(mk)) {
-          parsed = false;
-          break;
-        }
-        if (mk != "continue") continue;
+      return detail::forFields(c, x, [&](std::string_view mk, od::value& mx) {
+        if (mk != "continue") return true;
         std::string_view value;
-        if (m.value().get_string().get(value) || value.size() > kMaxContinueBytes) {
-          parsed = false;
-          break;
-        }
+        if (!detail::getString(c, mx, value)) return false;
+        if (value.size() > kMaxContinueBytes) return c.fail("continue token too long");
         token.assign(value);
-      }
-      if (!parsed) break;
-    }
-    if (!parsed || !atEnd(doc)) continue;
+        return true;
+      });
+    });
+    if (!ok || !atEnd(doc)) continue;
     if (!haveMetadata) return std::nullopt;
     return token;
   }
