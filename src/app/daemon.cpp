@@ -25,6 +25,7 @@
 #include "firstwork/http/metrics_snapshot.hpp"
 #include "firstwork/kube/kube_client.hpp"
 #include "firstwork/kube/kubeconfig.hpp"
+#include "firstwork/kube/list_decoder.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/log/redact.hpp"
 #include "firstwork/log/throttle.hpp"
@@ -539,12 +540,20 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
 
   /// Gives the memory of past bursts back to the OS (see HeapReleasePolicy): the decoder's
   /// buffers, grown to the largest LIST page, and the free heap the sync and its first steps
-  /// left behind. Loop thread (decoding happens here, and the buffers are per thread).
+  /// left behind. Loop thread (watch lines are decoded here, LIST pages on the decoding thread;
+  /// the buffers are per thread).
   void releaseMemoryIfDue() {
     const auto mono = clock.monotonicNow();
     if (std::exchange(listsCompleted, false)) heapPolicy.listsCompleted(mono);
     if (!heapPolicy.due(mono, /*stepsSettled=*/!inFlight && pending.empty())) return;
     const size_t decodeBuffers = model::releaseDecodeBuffers(kDecodeBufferKeepBytes);
+    if (listDecoder) {  // its own thread's
+      listDecoder->releaseBuffers(kDecodeBufferKeepBytes, [this](size_t bytes) {
+        if (bytes > 0) {
+          log.debug("list decoding buffers released", {{"bytes", static_cast<uint64_t>(bytes)}});
+        }
+      });
+    }
     const auto started = clock.monotonicNow();
     releaseFreeHeap();
     log.debug("free heap released to the OS",
@@ -729,6 +738,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (options.minWatchTimeout) kopts.reflector.minWatchTimeout = *options.minWatchTimeout;
     kopts.reflector.backoff.initial = options.config.watch.backoffInitial;
     kopts.reflector.backoff.max = options.config.watch.backoffMax;
+    listDecoder = kube::makeThreadListDecoder(io, "fw-decode");
+    kopts.listDecoder = listDecoder.get();
     for (const auto& cc : options.config.clusters) {
       if (!config::shardOwnsCluster(options.config.shard, cc)) continue;
       Result<kube::RestConfig> rest = makeError("no connection settings");
@@ -779,6 +790,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   http::MetricsSnapshot snapshot;
   std::unique_ptr<http::HttpServer> httpServer;
   asio::io_context io;
+  /// The clusters' LIST pages are decoded on a thread of their own ("fw-decode"), beside the
+  /// loop that receives them and settles their objects. Goes before `io`.
+  std::unique_ptr<kube::ListDecoder> listDecoder;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<asio::steady_timer> tickTimer;
   std::unique_ptr<asio::steady_timer> flushTimer;

@@ -55,6 +55,7 @@ Reflector& KubeClient::addReflector(model::Kind kind, EventSink& sink, Reflector
   ctx.discovery = discovery_.get();
   ctx.monitor = monitor_.get();
   ctx.observer = observer_;
+  ctx.decoder = options_.listDecoder;
   reflectors_.push_back(std::make_unique<Reflector>(io_, clock_, std::move(ctx), kind, sink,
                                                     options));
   return *reflectors_.back();

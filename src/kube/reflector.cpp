@@ -1,5 +1,7 @@
 #include "firstwork/kube/reflector.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -8,6 +10,7 @@
 #include "detail/util.hpp"
 #include "firstwork/kube/api_discovery.hpp"
 #include "firstwork/kube/connection_monitor.hpp"
+#include "firstwork/kube/list_decoder.hpp"
 
 namespace firstwork::kube {
 
@@ -95,7 +98,10 @@ Reflector::Reflector(boost::asio::io_context& io, const Clock& clock, Context co
       rng_(options.seed != 0 ? options.seed + 1 : std::random_device{}()),
       framer_(options.maxLineBytes),
       alive_(std::make_shared<bool>(true)),
-      timers_(std::make_unique<Timers>(io)) {}
+      timers_(std::make_unique<Timers>(io)) {
+  if (ctx_.decoder == nullptr) loopDecoder_ = makeLoopListDecoder(io);
+  decoder_ = ctx_.decoder != nullptr ? ctx_.decoder : loopDecoder_.get();
+}
 
 Reflector::~Reflector() {
   // No observer or sink calls from here: they may already be gone.
@@ -138,7 +144,7 @@ void Reflector::stop() {
   if (requestActive_ && ctx_.transport) ctx_.transport->cancel(request_);
   requestActive_ = false;
   watchActive_ = false;
-  pendingPage_.reset();
+  dropDecoding();
   ++watchGen_;
   timers_->retry.cancel();
   timers_->stall.cancel();
@@ -328,7 +334,8 @@ void Reflector::beginList() {
   continue_.clear();
   listed_.clear();
   listedRv_.clear();
-  pendingPage_.reset();
+  dropDecoding();
+  streamingList_ = !synced_ && store_.empty();
   requestPage();
 }
 
@@ -361,38 +368,46 @@ void Reflector::requestPage() {
 
 void Reflector::onPage(HttpResult result) {
   requestActive_ = false;
-  // The page before this one first, if it still waits: if it turns out bad, or not to lead here,
-  // this response is not the LIST's next page (the LIST was retried or asked again).
-  if (pendingPage_ && !takePendingPage()) return;
   noteResponse(result);
   if (ctx_.observer) {
     ctx_.observer->onRequest(ctx_.cluster, resource(), RequestKind::List, result.head.status);
   }
   if (result.head.status == 200 && result.error.empty()) {
     lastPageBytes_ = result.body.size();
-    if (!unpaginated_) {
+    DecodingPage d;
+    d.seq = ++decodeSeq_;
+    if (!unpaginated_ && decoding_.size() < kPagesAhead) {
       // Ask for the next page first, then decode this one: the server prepares and sends it
-      // meanwhile. The decode waits for a posted handler, so that the request goes out (the
-      // transport sends from its launch, see CurlTransport) before the loop is busy decoding.
+      // meanwhile. The transport sends the request from its launch (see CurlTransport), before
+      // the loop turns to anything else.
       auto ahead = model::peekListContinue(result.body);
       if (ahead && !ahead->empty()) {
         continue_ = *ahead;
         requestPage();
-        pendingAskedAhead_ = std::move(*ahead);
-        pendingPage_ = std::move(result);
-        const uint64_t seq = ++pendingSeq_;
-        std::weak_ptr<bool> alive = alive_;
-        const uint64_t gen = watchGen_;
-        boost::asio::post(timers_->retry.get_executor(), [this, alive, gen, seq] {
-          if (alive.expired() || gen != watchGen_ || !pendingPage_ || seq != pendingSeq_) return;
-          takePendingPage();
-        });
-        return;
+        d.askedAhead = std::move(ahead);
       }
     }
-    takePage(result, nullptr);
+    if (ctx_.decoder == nullptr && !d.askedAhead && decoding_.empty()) {
+      // Decoding on the loop, with no request to let out first and no page before it: now.
+      auto page = model::decodeList(result.body, kind_);
+      result.body.clear();
+      takePage(result, page, std::nullopt);
+      return;
+    }
+    std::string body = std::move(result.body);
+    result.body.clear();
+    d.response = std::move(result);
+    decoding_.push_back(std::move(d));
+    std::weak_ptr<bool> alive = alive_;
+    decoder_->decode(std::move(body), kind_,
+                     [this, alive, seq = decodeSeq_](Result<model::ListPage> page) {
+                       if (alive.expired()) return;
+                       onDecoded(seq, std::move(page));
+                     });
     return;
   }
+  // This LIST ends here (retried, started over or given up): the pages before are not taken.
+  dropDecoding();
   if (result.error.empty() && isExpired(result)) {
     if (!continue_.empty()) {
       restart(RestartReason::Expired);
@@ -404,6 +419,7 @@ void Reflector::onPage(HttpResult result) {
           ctx_.cluster, resource(), listed_.size(), unpaginated_);
       continue_.clear();
       listed_.clear();
+      streamingList_ = !synced_ && store_.empty();  // objects taken already are reconciled
       requestPage();
       return;
     }
@@ -423,25 +439,34 @@ void Reflector::onPage(HttpResult result) {
   retryAfterFailure(classify(result), result, Phase::List, "list");
 }
 
-bool Reflector::takePendingPage() {
-  HttpResult page = std::move(*pendingPage_);
-  pendingPage_.reset();
-  const std::string askedAhead = std::move(pendingAskedAhead_);
-  return takePage(page, &askedAhead);
+void Reflector::onDecoded(uint64_t seq, Result<model::ListPage> page) {
+  // A page of a LIST that ended meanwhile (stopped, retried, started over) is not found.
+  auto it = std::find_if(decoding_.begin(), decoding_.end(),
+                         [seq](const DecodingPage& d) { return d.seq == seq; });
+  if (it == decoding_.end()) return;
+  it->page = std::move(page);
+  while (!decoding_.empty() && decoding_.front().page) {
+    DecodingPage d = std::move(decoding_.front());
+    decoding_.pop_front();
+    if (!takePage(d.response, *d.page, d.askedAhead)) {
+      dropDecoding();
+      return;
+    }
+  }
 }
 
-bool Reflector::takePage(HttpResult& result, const std::string* askedAhead) {
+bool Reflector::takePage(HttpResult& response, Result<model::ListPage>& page,
+                         const std::optional<std::string>& askedAhead) {
   auto dropAskedAhead = [&] {
-    if (askedAhead != nullptr && requestActive_) {
+    // A request out belongs to this LIST (asked for from this page's head or a later one's).
+    if (requestActive_) {
       ctx_.transport->cancel(request_);
       requestActive_ = false;
     }
   };
-  auto page = model::decodeList(result.body, kind_);
   if (!page) {
     dropAskedAhead();
-    HttpResult r = std::move(result);
-    r.body.clear();
+    HttpResult r = std::move(response);
     r.error = "LIST body: " + page.error();
     retryAfterFailure(RestartReason::DecodeError, r, Phase::List, "list");
     return false;
@@ -455,10 +480,14 @@ bool Reflector::takePage(HttpResult& result, const std::string* askedAhead) {
                              ctx_.cluster, resource(), stats_.decodeErrors, err);
     }
   }
-  for (auto& item : page->items) listed_.push_back(std::move(item));
+  if (streamingList_) {
+    if (!takeStreamed(page->items)) return false;  // the sink stopped the reflector
+  } else {
+    for (auto& item : page->items) listed_.push_back(std::move(item));
+  }
   listedRv_ = page->resourceVersion;
   const std::string next = unpaginated_ ? std::string() : std::move(page->continueToken);
-  if (askedAhead != nullptr) {
+  if (askedAhead) {
     if (next == *askedAhead) return true;  // the next page is on its way
     // The head said otherwise than the whole page (a body with a second `metadata` after its
     // items, or a head misread): the page's own decode decides.
@@ -473,56 +502,72 @@ bool Reflector::takePage(HttpResult& result, const std::string* askedAhead) {
   } else {
     completeList();
   }
-  return askedAhead == nullptr;
+  return !askedAhead;
+}
+
+std::shared_ptr<const model::Object> Reflector::admitListed(Store& into, model::Object& item) {
+  auto rejected = [&] {
+    ++stats_.decodeErrors;
+    if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+    return nullptr;
+  };
+  if (model::metaOf(item).uid.empty()) return rejected();
+  auto obj = std::make_shared<const model::Object>(std::move(item));
+  // Two items claiming one uid (hostile: uids are unique per cluster): the first is kept.
+  if (!into.emplace(std::string_view(model::metaOf(*obj).uid), obj).second) return rejected();
+  return obj;
+}
+
+bool Reflector::takeStreamed(std::vector<model::Object>& items) {
+  for (auto& item : items) {
+    auto obj = admitListed(store_, item);
+    if (!obj) continue;
+    deliver(model::EventType::Added, std::move(obj), nullptr, EventOrigin::InitialList);
+    if (state_ == ReflectorState::Stopped) return false;
+  }
+  reportTracked();
+  return true;
 }
 
 void Reflector::completeList() {
   EventOrigin origin = synced_ ? EventOrigin::Relist : EventOrigin::InitialList;
   if (synced_) ++stats_.relists;
-  Store next;
-  next.reserve(listed_.size());
   struct Change {
     model::EventType type;
     std::shared_ptr<const model::Object> object;
     std::shared_ptr<const model::Object> previous;
   };
   std::vector<Change> changes;
-  std::vector<std::shared_ptr<const model::Object>> order;
-  order.reserve(listed_.size());
-  for (auto& item : listed_) {
-    if (model::metaOf(item).uid.empty()) {
-      ++stats_.decodeErrors;
-      if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
-      continue;
+  if (!streamingList_) {
+    // Reconciled against the store: what was held before the LIST is compared with what it says.
+    Store next;
+    next.reserve(listed_.size());
+    std::vector<std::shared_ptr<const model::Object>> order;
+    order.reserve(listed_.size());
+    for (auto& item : listed_) {
+      if (auto obj = admitListed(next, item)) order.push_back(std::move(obj));
     }
-    auto obj = std::make_shared<const model::Object>(std::move(item));
-    if (!next.emplace(std::string_view(model::metaOf(*obj).uid), obj).second) {
-      // Two items claiming one uid (hostile: uids are unique per cluster): keep the first.
-      ++stats_.decodeErrors;
-      if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
-      continue;
+    listed_.clear();
+    listed_.shrink_to_fit();
+    // Deletions first: objects that vanished while we were not watching.
+    for (const auto& [uid, old] : store_) {
+      if (!next.count(uid)) changes.push_back({model::EventType::Deleted, old, old});
     }
-    order.push_back(obj);
-  }
-  listed_.clear();
-  listed_.shrink_to_fit();
-  // Deletions first: objects that vanished while we were not watching.
-  for (const auto& [uid, old] : store_) {
-    if (!next.count(uid)) changes.push_back({model::EventType::Deleted, old, old});
-  }
-  for (const auto& obj : order) {
-    const std::string& uid = model::metaOf(*obj).uid;
-    auto it = store_.find(uid);
-    if (it == store_.end()) {
-      changes.push_back({model::EventType::Added, obj, nullptr});
-    } else if (model::metaOf(*it->second).resourceVersion != model::metaOf(*obj).resourceVersion) {
-      changes.push_back({model::EventType::Modified, obj, it->second});
-    } else {
-      // Unchanged: keep the object the sink already knows (re-keyed: the listed copy goes).
-      replaceHeld(next, next.find(uid), it->second);
+    for (const auto& obj : order) {
+      const std::string& uid = model::metaOf(*obj).uid;
+      auto it = store_.find(uid);
+      if (it == store_.end()) {
+        changes.push_back({model::EventType::Added, obj, nullptr});
+      } else if (model::metaOf(*it->second).resourceVersion != model::metaOf(*obj).resourceVersion) {
+        changes.push_back({model::EventType::Modified, obj, it->second});
+      } else {
+        // Unchanged: keep the object the sink already knows (re-keyed: the listed copy goes).
+        replaceHeld(next, next.find(uid), it->second);
+      }
     }
+    store_ = std::move(next);
   }
-  store_ = std::move(next);
+  streamingList_ = false;
   lastRv_ = listedRv_;
   lastRvUnusable_ = false;
   malformedAt_.reset();

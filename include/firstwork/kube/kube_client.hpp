@@ -26,6 +26,9 @@ struct KubeClientOptions {
   CredentialOptions credentials;
   ReflectorOptions reflector;  // defaults for addReflector()
   std::chrono::milliseconds discoveryCacheTtl{std::chrono::minutes(5)};
+  /// Where the reflectors' LIST pages are decoded (shared by the clients; outlives them). None:
+  /// on the event loop.
+  ListDecoder* listDecoder = nullptr;
 };
 
 /// Everything the daemon needs for one cluster: credentials, the curl transport, API

@@ -2,6 +2,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,6 +28,7 @@ namespace firstwork::kube {
 
 class ApiDiscovery;
 class ConnectionMonitor;
+class ListDecoder;
 
 /// Where an event came from.
 enum class EventOrigin : uint8_t {
@@ -113,6 +115,8 @@ class Reflector {
     ApiDiscovery* discovery = nullptr;      // required for non-core groups
     ConnectionMonitor* monitor = nullptr;   // optional
     KubeObserver* observer = nullptr;       // optional
+    /// Where LIST pages are decoded (the daemon's decoding thread); without one, on the loop.
+    ListDecoder* decoder = nullptr;
   };
 
   Reflector(boost::asio::io_context& io, const Clock& clock, Context context, model::Kind kind,
@@ -154,13 +158,19 @@ class Reflector {
   void beginList();
   void requestPage();
   void onPage(HttpResult result);
-  /// Decodes a LIST page and takes its items. `askedAhead`: the continue token the next page was
+  /// A decoded page is back: takes it, and the ones after it that are back too, in order.
+  void onDecoded(uint64_t seq, Result<model::ListPage> page);
+  /// Takes a decoded LIST page's items. `askedAhead`: the continue token the next page was
   /// already asked for (read from this page's head), checked against the page's own. False when
   /// the page was bad (the LIST is retried) or the page asked ahead for was the wrong one (asked
-  /// again): a response to that request is then not this LIST's next page.
-  bool takePage(HttpResult& page, const std::string* askedAhead);
-  /// Takes the page that waits to be decoded (see pendingPage_); false as takePage.
-  bool takePendingPage();
+  /// again): the pages after it are then not this LIST's.
+  bool takePage(HttpResult& response, Result<model::ListPage>& page,
+                const std::optional<std::string>& askedAhead);
+  /// A page of a streamed LIST (see streamingList_): its items go to the store and the sink now.
+  /// False when the sink stopped the reflector meanwhile.
+  bool takeStreamed(std::vector<model::Object>& items);
+  /// Pages out for decoding are not taken (the LIST they belong to ended).
+  void dropDecoding() { decoding_.clear(); }
   void completeList();
   void beginWatch();
   void onWatchHead(uint64_t gen, const ResponseHead& head);
@@ -219,14 +229,27 @@ class Reflector {
   bool unpaginated_ = false;  // after a second expired continue token (client-go fallback)
   uint32_t expiredContinues_ = 0;
   std::vector<model::Object> listed_;
+  /// The first LIST into an empty store: each page's items are stored and delivered (Added) as
+  /// the page is taken, not when the LIST completes, so that the sink's work on them overlaps
+  /// the fetching and decoding of the pages after. Any other LIST (a relist, or a first LIST
+  /// started over after some of its objects were taken) is reconciled against the store whole.
+  bool streamingList_ = false;
   std::string listedRv_;
-  /// A page whose successor was asked for before it was decoded, so that the server prepares
-  /// and sends the next page while this one is decoded (client-go's pager buffers pages ahead of
-  /// their consumer likewise). Decoded from a posted handler, or first thing when the next
-  /// response comes, whichever is sooner: pages are taken in order.
-  std::optional<HttpResult> pendingPage_;
-  std::string pendingAskedAhead_;
-  uint64_t pendingSeq_ = 0;
+  /// Pages given to the decoder and not yet taken, oldest first: pages are taken in order. The
+  /// next page is asked for before a page is decoded (read from its head), so that the server
+  /// prepares and sends it meanwhile, while at most kPagesAhead pages wait (client-go's pager
+  /// buffers pages ahead of their consumer likewise).
+  struct DecodingPage {
+    uint64_t seq = 0;
+    HttpResult response;                     // without its body (it went to the decoder)
+    std::optional<std::string> askedAhead;   // the next page was asked for with this token
+    std::optional<Result<model::ListPage>> page;  // back from the decoder
+  };
+  static constexpr size_t kPagesAhead = 2;
+  std::deque<DecodingPage> decoding_;
+  uint64_t decodeSeq_ = 0;
+  std::unique_ptr<ListDecoder> loopDecoder_;  // when the context brings none
+  ListDecoder* decoder_ = nullptr;
 
   // WATCH in progress
   uint64_t watchGen_ = 0;
@@ -248,6 +271,9 @@ class Reflector {
   /// replaced is re-keyed to the new value's uid (replaceHeld) before the old value can go.
   using Store = std::unordered_map<std::string_view, std::shared_ptr<const model::Object>>;
   static void replaceHeld(Store& store, Store::iterator it, std::shared_ptr<const model::Object> obj);
+  /// A listed item entered into `into` under its uid, as the object held; null (counted as a
+  /// decode error) when it has no uid or one already entered.
+  std::shared_ptr<const model::Object> admitListed(Store& into, model::Object& item);
   Store store_;
   ReflectorStats stats_;
 };

@@ -1,6 +1,7 @@
 #include "firstwork/kube/reflector.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <boost/asio/io_context.hpp>
 
@@ -9,6 +10,7 @@
 #include "firstwork/kube/api_discovery.hpp"
 #include "firstwork/kube/connection_monitor.hpp"
 #include "firstwork/kube/kube_client.hpp"
+#include "firstwork/kube/list_decoder.hpp"
 #include "kube_test_util.hpp"
 #include "recording.hpp"
 
@@ -61,11 +63,16 @@ struct Harness {
   RecordingObserver observer;
   ConnectionMonitor monitor{clock, "c1", &observer};
   ApiDiscovery discovery{transport, clock, 5min, &monitor};
+  std::unique_ptr<ListDecoder> decoder;  // before the reflector, after the loop
   std::unique_ptr<Reflector> reflector;
   size_t seen = 0;
 
-  explicit Harness(model::Kind kind = model::Kind::Pod, ReflectorOptions opts = fastOptions()) {
+  /// `decodeOnThread`: LIST pages are decoded on a thread of their own, as in the daemon.
+  explicit Harness(model::Kind kind = model::Kind::Pod, ReflectorOptions opts = fastOptions(),
+                   bool decodeOnThread = false) {
+    if (decodeOnThread) decoder = makeThreadListDecoder(io, "fw-decode-test");
     Reflector::Context ctx;
+    ctx.decoder = decoder.get();
     ctx.cluster = "c1";
     ctx.transport = &transport;
     ctx.discovery = &discovery;
@@ -117,8 +124,9 @@ TEST_CASE("the first LIST is paginated from resourceVersion 0 and the WATCH star
   auto& p2 = h.next();
   // The continue token replaces the RV (the API rejects both); it is URL-encoded.
   CHECK(p2.request.path == "/api/v1/pods?limit=500&continue=tok%2F1");
-  CHECK(h.sink.events.empty());  // nothing before the whole list is in
+  CHECK(h.sink.events.empty());  // page 1 waits for a handler of the loop to be decoded
   h.transport.respond(p2, 200, list("10", {pod("c", "u3", "7")}));
+  firstwork::testing::drain(h.io);  // page 1 is decoded and taken, page 2 after it
 
   REQUIRE(h.sink.events.size() == 3);
   for (const auto& e : h.sink.events) {
@@ -377,23 +385,162 @@ TEST_CASE("the next LIST page is asked for before a page is decoded, and pages a
   CHECK(h.reflector->stats().decodeErrors == 0);
   h.io.restart();
   h.io.poll();
-  CHECK(h.reflector->stats().decodeErrors == 1);  // page 1 is decoded now
+  CHECK(h.reflector->stats().decodeErrors == 1);  // page 1 is decoded and taken now
+  CHECK(h.sink.events.size() == 1);
   auto& p2 = h.next();
   h.transport.respond(p2, 200, list("10", {pod("b", "u2", "6")}, "t2"));
   auto& p3 = h.next();
   CHECK(p3.request.path == "/api/v1/pods?limit=500&continue=t2");
-  // Page 3 comes before page 2's handler ran: page 2 is taken first.
+  // Page 3 comes before page 2 was decoded: it waits behind it.
   h.transport.respond(p3, 200, list("10", {pod("c", "u3", "7")}));
+  CHECK(h.sink.events.size() == 1);
+  CHECK(h.transport.requests().size() == 3);
+  h.io.restart();
+  h.io.poll();
   REQUIRE(h.sink.events.size() == 3);
   CHECK(h.sink.events[0].name == "a");
   CHECK(h.sink.events[1].name == "b");
   CHECK(h.sink.events[2].name == "c");
   CHECK(h.reflector->synced());
   CHECK(h.reflector->stats().listRequests == 3);
-  h.io.restart();
-  h.io.poll();  // page 2's handler finds nothing left to do
-  CHECK(h.sink.events.size() == 3);
+  REQUIRE(h.transport.requests().size() == 4);
   CHECK(h.transport.requests()[3].request.streaming);
+}
+
+TEST_CASE("the first LIST hands each page's objects over as the page is taken",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5"), pod("b", "u2", "6")}, "t1"));
+  firstwork::testing::drain(h.io);  // page 1 is decoded and taken
+  REQUIRE(h.sink.events.size() == 2);
+  CHECK(h.sink.events[0].name == "a");
+  CHECK(h.sink.events[1].name == "b");
+  for (const auto& e : h.sink.events) {
+    CHECK(e.type == EventType::Added);
+    CHECK(e.origin == EventOrigin::InitialList);
+  }
+  CHECK(h.reflector->size() == 2);
+  CHECK(h.observer.tracked == 2);
+  CHECK(h.sink.synced == 0);  // synced only once the whole LIST is in
+  CHECK_FALSE(h.reflector->synced());
+  auto& p2 = h.next();
+  h.transport.respond(p2, 200, list("10", {pod("c", "u3", "7")}));
+  REQUIRE(h.sink.events.size() == 3);
+  CHECK(h.sink.events[2].name == "c");
+  CHECK(h.sink.synced == 1);
+  CHECK(h.reflector->synced());
+  CHECK(h.sink.violations == 0);
+}
+
+TEST_CASE("a first LIST started over after some of its objects were handed over reconciles them",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5"), pod("b", "u2", "6")}, "t1"));
+  firstwork::testing::drain(h.io);
+  REQUIRE(h.sink.events.size() == 2);
+  // Page 2's token expired: the LIST starts over, and says a is gone, b changed, c is new.
+  auto& p2 = h.next();
+  h.transport.respond(p2, 410, kExpiredStatus);
+  auto& again = h.next();
+  CHECK(again.request.path == "/api/v1/pods?limit=500&resourceVersion=0");
+  h.transport.respond(again, 200, list("12", {pod("b", "u2", "8"), pod("c", "u3", "9")}));
+  REQUIRE(h.sink.events.size() == 5);
+  CHECK(h.sink.events[2].type == EventType::Deleted);
+  CHECK(h.sink.events[2].name == "a");
+  CHECK(h.sink.events[3].type == EventType::Modified);
+  CHECK(h.sink.events[3].name == "b");
+  CHECK(h.sink.events[3].previousRv == "6");
+  CHECK(h.sink.events[4].type == EventType::Added);
+  CHECK(h.sink.events[4].name == "c");
+  CHECK(h.sink.violations == 0);
+  CHECK(h.reflector->size() == 2);
+  CHECK(h.sink.synced == 1);
+  CHECK(h.reflector->synced());
+}
+
+TEST_CASE("at most two pages wait to be decoded: the next is asked for once one is taken",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5")}, "t1"));
+  auto& p2 = h.next();
+  h.transport.respond(p2, 200, list("10", {pod("b", "u2", "6")}, "t2"));
+  auto& p3 = h.next();  // asked for from page 2's head: one page (1) waited before it
+  CHECK(p3.request.path == "/api/v1/pods?limit=500&continue=t2");
+  h.transport.respond(p3, 200, list("10", {pod("c", "u3", "7")}, "t3"));
+  // Pages 1 and 2 wait: page 4 is not asked for from page 3's head ...
+  CHECK(h.transport.requests().size() == 3);
+  CHECK(h.reflector->stats().listRequests == 3);
+  // ... but once page 3 is decoded and taken, from its token.
+  h.io.restart();
+  h.io.poll();
+  auto& p4 = h.next();
+  CHECK(p4.request.path == "/api/v1/pods?limit=500&continue=t3");
+  h.transport.respond(p4, 200, list("10", {pod("d", "u4", "8")}));
+  auto& w = h.next();
+  CHECK(w.request.streaming);
+  REQUIRE(h.sink.events.size() == 4);
+  CHECK(h.sink.events[3].name == "d");
+  CHECK(h.reflector->stats().listRequests == 4);
+}
+
+TEST_CASE("a failed page response drops the pages before it that wait to be decoded",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5")}, "t1"));
+  auto& p2 = h.next();
+  // Page 2 fails before page 1 was decoded: the LIST is retried, and page 1, once decoded, is
+  // not taken (it would ask for page 2 again, and its item would count twice).
+  h.transport.respond(p2, 500, R"({"kind":"Status","code":500})");
+  auto& again = h.next();
+  CHECK(again.request.path == "/api/v1/pods?limit=500&resourceVersion=0");
+  h.io.restart();
+  h.io.poll();
+  CHECK(h.transport.requests().size() == 3);
+  h.transport.respond(again, 200, list("12", {pod("b", "u2", "6")}));
+  auto& w = h.next();
+  CHECK(w.request.streaming);
+  REQUIRE(h.sink.events.size() == 1);
+  CHECK(h.sink.events[0].name == "b");
+  CHECK(h.reflector->size() == 1);
+}
+
+TEST_CASE("LIST pages decoded on a thread of their own are taken in order on the loop",
+          "[kube][reflector]") {
+  Harness h(model::Kind::Pod, Harness::fastOptions(), /*decodeOnThread=*/true);
+  h.reflector->start();
+  // 30 pages of 20 pods: pages arrive while others are decoded.
+  constexpr int kPages = 30;
+  for (int p = 0; p < kPages; ++p) {
+    auto& r = h.next();
+    CHECK(r.request.path == (p == 0 ? std::string("/api/v1/pods?limit=500&resourceVersion=0")
+                                    : fmt::format("/api/v1/pods?limit=500&continue=t{}", p)));
+    std::vector<std::string> pods;
+    for (int i = 0; i < 20; ++i) {
+      const std::string n = fmt::format("p{}-{}", p, i);
+      pods.push_back(pod(n, "u" + n, "5"));
+    }
+    h.transport.respond(r, 200, list("10", pods, p + 1 < kPages ? fmt::format("t{}", p + 1) : ""));
+  }
+  auto& w = h.next();
+  CHECK(w.request.streaming);
+  CHECK(w.request.path.find("resourceVersion=10") != std::string::npos);
+  CHECK(h.reflector->synced());
+  CHECK(h.reflector->stats().listRequests == kPages);
+  REQUIRE(h.sink.events.size() == kPages * 20);
+  for (int p = 0; p < kPages; ++p) {
+    for (int i = 0; i < 20; ++i) {
+      INFO("page " << p << " item " << i);
+      CHECK(h.sink.events[p * 20 + i].name == fmt::format("p{}-{}", p, i));
+    }
+  }
 }
 
 TEST_CASE("a page found bad after the next was asked for: that request is dropped, the LIST retried",
@@ -402,14 +549,15 @@ TEST_CASE("a page found bad after the next was asked for: that request is droppe
   const std::string badBody =
       R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10","continue":"t1"},"items":{}})";
   const bool nextComesFirst = GENERATE(false, true);
-  Harness h;
+  const bool decodeOnThread = GENERATE(false, true);
+  Harness h(model::Kind::Pod, Harness::fastOptions(), decodeOnThread);
   h.reflector->start();
   auto& p1 = h.next();
   h.transport.respond(p1, 200, badBody);
   auto& p2 = h.next();
   CHECK(p2.request.path == "/api/v1/pods?limit=500&continue=t1");
   if (nextComesFirst) {
-    // Page 2 comes before page 1 was decoded: page 1 is decoded first, and page 2 dropped.
+    // Page 2 comes before page 1 was decoded: it waits behind page 1, and is dropped with it.
     h.transport.respond(p2, 200, list("10", {pod("b", "u2", "6")}));
     CHECK_FALSE(p2.cancelled);  // it had finished
   }
@@ -420,8 +568,8 @@ TEST_CASE("a page found bad after the next was asked for: that request is droppe
   CHECK(h.sink.events.empty());
   CHECK_FALSE(h.reflector->synced());
   h.transport.respond(again, 200, list("12", {pod("a", "u1", "5")}));
+  REQUIRE(firstwork::testing::runUntil(h.io, [&] { return h.reflector->synced(); }));
   CHECK(h.sink.events.size() == 1);
-  CHECK(h.reflector->synced());
 }
 
 TEST_CASE("a page whose body ends the LIST while its head asked for more: the body decides",

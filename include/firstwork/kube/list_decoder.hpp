@@ -1,0 +1,42 @@
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "firstwork/core/result.hpp"
+#include "firstwork/model/decode.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace firstwork::kube {
+
+/// Where a reflector's LIST pages are decoded. A page of 500 pods takes milliseconds to decode;
+/// at an estate's initial sync that is a fifth of the event loop's work, and the loop also
+/// receives the pages, settles them into the stores and delivers their objects. Off the loop,
+/// the decode of one page overlaps the loop's work on the one before.
+class ListDecoder {
+ public:
+  using Done = std::function<void(Result<model::ListPage>)>;
+  virtual ~ListDecoder() = default;
+  /// Decodes `body` as a list of `kind` and runs `done` with the result on the event loop, in
+  /// the order the pages were given. `done` may never run when the decoder is destroyed first.
+  virtual void decode(std::string body, model::Kind kind, Done done) = 0;
+  /// Gives back the decoding thread's buffers when they hold more than `keepBytes` (see
+  /// model::releaseDecodeBuffers), once the pages given before are decoded; then runs
+  /// `released` (if any) on the event loop with the capacity given back.
+  virtual void releaseBuffers(size_t keepBytes, std::function<void(size_t)> released = {}) = 0;
+};
+
+/// Decodes on the event loop itself, in a handler posted to it: whatever the loop was asked to do
+/// before (a request to send) goes first. What a reflector uses without a decoder of its own.
+std::unique_ptr<ListDecoder> makeLoopListDecoder(boost::asio::io_context& io);
+
+/// Decodes on a thread of its own, named `threadName`, and posts each result to `io`. Destroying
+/// it waits for the page in hand; pages not begun are dropped. Destroy it before `io`.
+std::unique_ptr<ListDecoder> makeThreadListDecoder(boost::asio::io_context& io,
+                                                   const std::string& threadName);
+
+}  // namespace firstwork::kube

@@ -1,0 +1,124 @@
+#include "firstwork/kube/list_decoder.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <thread>
+#include <vector>
+
+#include "kube_test_util.hpp"
+
+using namespace firstwork;
+using namespace firstwork::kube;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string page(int i, size_t padBytes = 0) {
+  return fmt::format(
+      R"({{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"10","continue":"t{}"}},)"
+      R"("items":[{{"metadata":{{"name":"p{}","namespace":"ns","uid":"u{}","annotations":{{"a":"{}"}}}}}}]}})",
+      i, i, i, std::string(padBytes, 'x'));
+}
+
+struct Got {
+  std::thread::id thread;
+  bool ok = false;
+  std::string name;   // the item's
+  std::string token;  // the page's continue token
+  std::string error;
+};
+
+ListDecoder::Done record(std::vector<Got>& out) {
+  return [&out](Result<model::ListPage> p) {
+    Got g;
+    g.thread = std::this_thread::get_id();
+    g.ok = p.ok();
+    if (p.ok()) {
+      g.token = p->continueToken;
+      if (!p->items.empty()) g.name = model::metaOf(p->items[0]).name;
+    } else {
+      g.error = p.error();
+    }
+    out.push_back(std::move(g));
+  };
+}
+
+/// Keep below this: a watch line's worth. A page with a 3 MiB annotation grows a thread's
+/// buffers past it.
+constexpr size_t kSmall = size_t{64} << 10;
+
+}  // namespace
+
+TEST_CASE("a thread list decoder decodes off the loop and hands the pages back on it, in order",
+          "[kube][list-decoder]") {
+  boost::asio::io_context io;
+  model::releaseDecodeBuffers(0);  // this (the loop's) thread starts with small buffers
+  std::vector<Got> got;
+  {
+    auto decoder = makeThreadListDecoder(io, "fw-decode-test");
+    decoder->decode(page(0, size_t{3} << 20), model::Kind::Pod, record(got));
+    for (int i = 1; i < 20; ++i) decoder->decode(page(i), model::Kind::Pod, record(got));
+    decoder->decode("<html>502</html>", model::Kind::Pod, record(got));
+    decoder->decode(page(21), model::Kind::Pod, record(got));
+    REQUIRE(firstwork::testing::runUntil(io, [&] { return got.size() == 22; }));
+    for (int i = 0; i < 22; ++i) {
+      INFO("page " << i);
+      CHECK(got[i].thread == std::this_thread::get_id());  // `done` runs on the loop
+      if (i == 20) {
+        CHECK_FALSE(got[i].ok);
+        CHECK(got[i].error == "list: not a JSON object");
+        continue;
+      }
+      CHECK(got[i].ok);
+      CHECK(got[i].name == fmt::format("p{}", i));
+      CHECK(got[i].token == fmt::format("t{}", i));
+    }
+    // The 3 MiB page grew the decoding thread's buffers, not the loop's; the decoder gives them
+    // back on request, once.
+    std::vector<size_t> released;
+    decoder->releaseBuffers(kSmall, [&](size_t b) { released.push_back(b); });
+    decoder->releaseBuffers(kSmall, [&](size_t b) { released.push_back(b); });
+    decoder->releaseBuffers(kSmall);  // without a callback
+    REQUIRE(firstwork::testing::runUntil(io, [&] { return released.size() == 2; }));
+    CHECK(released[0] > (size_t{3} << 20));
+    CHECK(released[1] == 0);
+    CHECK(model::releaseDecodeBuffers(kSmall) == 0);
+  }
+}
+
+TEST_CASE("destroying a thread list decoder with pages queued: those decoded come back in order",
+          "[kube][list-decoder]") {
+  boost::asio::io_context io;
+  std::vector<Got> got;
+  {
+    auto decoder = makeThreadListDecoder(io, "fw-decode-test");
+    for (int i = 0; i < 40; ++i) decoder->decode(page(i, 200'000), model::Kind::Pod, record(got));
+  }  // waits for the page in hand; the rest are dropped, their `done` never runs
+  firstwork::testing::drain(io);
+  REQUIRE(got.size() <= 40);
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i].name == fmt::format("p{}", i));
+}
+
+TEST_CASE("the loop list decoder decodes in a handler posted to the loop", "[kube][list-decoder]") {
+  boost::asio::io_context io;
+  model::releaseDecodeBuffers(0);
+  auto decoder = makeLoopListDecoder(io);
+  std::vector<Got> got;
+  decoder->decode(page(0, size_t{3} << 20), model::Kind::Pod, record(got));
+  decoder->decode(page(1), model::Kind::Pod, record(got));
+  CHECK(got.empty());  // not from decode() itself: the caller's request goes out first
+  std::vector<size_t> released;
+  decoder->releaseBuffers(kSmall, [&](size_t b) { released.push_back(b); });
+  firstwork::testing::drain(io);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].name == "p0");
+  CHECK(got[1].name == "p1");
+  CHECK(got[1].thread == std::this_thread::get_id());
+  // The page grew this thread's buffers, and the release after it gave them back.
+  REQUIRE(released.size() == 1);
+  CHECK(released[0] > (size_t{3} << 20));
+  CHECK(model::releaseDecodeBuffers(kSmall) == 0);
+}
