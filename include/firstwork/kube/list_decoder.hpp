@@ -14,9 +14,9 @@ class io_context;
 namespace firstwork::kube {
 
 /// Where a reflector's LIST pages are decoded. A page of 500 pods takes milliseconds to decode;
-/// at an estate's initial sync that is a fifth of the event loop's work, and the loop also
-/// receives the pages, settles them into the stores and delivers their objects. Off the loop,
-/// the decode of one page overlaps the loop's work on the one before.
+/// at the full benchmark estate's initial sync that was about 3 of the sync's 6–8 CPU-s, all on
+/// the loop that also receives the pages, stores their objects and delivers them. Off the loop,
+/// the decode of one page overlaps the loop's work on the ones before (bench/README.md, change 55).
 class ListDecoder {
  public:
   using Done = std::function<void(Result<model::ListPage>)>;

@@ -237,8 +237,9 @@ class Reflector {
   std::string listedRv_;
   /// Pages given to the decoder and not yet taken, oldest first: pages are taken in order. The
   /// next page is asked for before a page is decoded (read from its head), so that the server
-  /// prepares and sends it meanwhile, while at most kPagesAhead pages wait (client-go's pager
-  /// buffers pages ahead of their consumer likewise).
+  /// prepares and sends it meanwhile, unless kPagesAhead pages wait already: per resource at
+  /// most three pages are held, or two and a request out (client-go's pager buffers pages ahead
+  /// of their consumer likewise).
   struct DecodingPage {
     uint64_t seq = 0;
     HttpResult response;                     // without its body (it went to the decoder)

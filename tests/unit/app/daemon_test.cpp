@@ -211,7 +211,7 @@ TEST_CASE("The daemon's threads carry names a process list shows", "[app][daemon
                  for (;;) {
                    names = testing::threadNames();
                    const bool all = count("fw-loop") == 1 && count("fw-store") == 1 && count("fw-checkpoint") == 1 &&
-                                    count("fw-http") >= 2;
+                                    count("fw-decode") == 1 && count("fw-http") >= 2;
                    if (all || std::chrono::steady_clock::now() >= deadline) break;
                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
                  }
@@ -219,6 +219,7 @@ TEST_CASE("The daemon's threads carry names a process list shows", "[app][daemon
   CHECK(count("fw-loop") == 1);   // the event loop
   CHECK(count("fw-store") == 1);  // the store's commits
   CHECK(count("fw-checkpoint") == 1);  // the store's WAL checkpoints
+  CHECK(count("fw-decode") == 1);  // the clusters' LIST pages
   // The HTTP server's accept thread and its pool (which takes the accept thread's name).
   CHECK(count("fw-http") >= 2);
 }

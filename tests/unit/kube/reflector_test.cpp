@@ -462,7 +462,7 @@ TEST_CASE("a first LIST started over after some of its objects were handed over 
   CHECK(h.reflector->synced());
 }
 
-TEST_CASE("at most two pages wait to be decoded: the next is asked for once one is taken",
+TEST_CASE("with two pages waiting to be decoded the next is not asked for ahead, but once they are taken",
           "[kube][reflector]") {
   Harness h;
   h.reflector->start();
@@ -826,6 +826,42 @@ TEST_CASE("the connection monitor reports clock skew and transitions once", "[ku
   h.status = 401;
   m.onResponse(h);
   CHECK(m.connected() == true);
+}
+
+TEST_CASE("a KubeClient's reflectors decode their LIST pages with the decoder it is given",
+          "[kube][client]") {
+  boost::asio::io_context io;
+  FakeClock clock;
+  // Counts the pages it is given and decodes them on a thread of its own.
+  struct CountingDecoder final : ListDecoder {
+    explicit CountingDecoder(boost::asio::io_context& io)
+        : inner(makeThreadListDecoder(io, "fw-decode-test")) {}
+    void decode(std::string body, model::Kind kind, Done done) override {
+      ++pages;
+      inner->decode(std::move(body), kind, std::move(done));
+    }
+    void releaseBuffers(size_t keepBytes, std::function<void(size_t)> released) override {
+      inner->releaseBuffers(keepBytes, std::move(released));
+    }
+    int pages = 0;
+    std::unique_ptr<ListDecoder> inner;
+  } decoder(io);
+  auto transport = std::make_unique<FakeTransport>();
+  FakeTransport& t = *transport;
+  RecordingSink pods;
+  KubeClientOptions opts;
+  opts.listDecoder = &decoder;
+  KubeClient client(io, clock, "w1", std::move(transport), opts);
+  client.addReflector(model::Kind::Pod, pods);
+  client.start();
+  REQUIRE(firstwork::testing::runUntil(io, [&] { return t.requests().size() == 1; }));
+  t.respond(t.requests()[0], 200, list("3", {pod("a", "u1", "2")}, "t1"));
+  REQUIRE(firstwork::testing::runUntil(io, [&] { return t.requests().size() == 2; }));
+  t.respond(t.requests()[1], 200, list("3", {pod("b", "u2", "2")}));
+  REQUIRE(firstwork::testing::runUntil(io, [&] { return client.settled(); }));
+  CHECK(decoder.pages == 2);
+  CHECK(pods.events.size() == 2);
+  client.stop();
 }
 
 TEST_CASE("a KubeClient can run on a transport of the caller's", "[kube][client]") {
