@@ -101,6 +101,29 @@ double statCpu(const std::string& path, std::string* name = nullptr) {
 
 double processCpu(pid_t pid) { return statCpu(fmt::format("/proc/{}/stat", pid)); }
 
+/// Minor page faults (field 10) and system CPU seconds (field 15) of a process. First touches of
+/// memory are most of a sync's system time, and on a VM whose host takes back the guest's free
+/// pages (free page reporting) a first touch costs several times what it costs on pages the host
+/// still backs: these say how much of a sync went there.
+struct FaultCounts {
+  double minorFaults = 0;
+  double systemSeconds = 0;
+};
+FaultCounts processFaults(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  FaultCounts out;
+  auto close = s.rfind(')');
+  if (close == std::string::npos) return out;
+  std::istringstream fields(s.substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 10) out.minorFaults = std::strtod(f.c_str(), nullptr);
+    if (i == 15) out.systemSeconds = std::strtod(f.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  return out;
+}
+
 /// A thread's context switches (voluntary and not) from its /proc status file; its name too.
 double threadStatusSwitches(const fs::path& status, std::string* name = nullptr) {
   std::ifstream in(status);
@@ -453,8 +476,10 @@ class Daemon {
         60s);
     if (base_.empty()) throw std::runtime_error("firstworkd did not start:\n" + proc_->output());
   }
-  ~Daemon() {
-    if (proc_) {
+  ~Daemon() { stop(); }
+  /// SIGTERM, then SIGKILL if it has not exited within 20 s.
+  void stop() {
+    if (proc_ && proc_->running()) {
       proc_->signal(SIGTERM);
       if (!proc_->wait(20s)) proc_->signal(SIGKILL);
     }
@@ -1025,7 +1050,7 @@ void syncRounds(const fs::path& dir, Estate& e, const Options& o) {
   int n = 0;
   for (int round = 1; round <= o.syncRounds; ++round) {
     const double bare1 = bareSync(e, 500).seconds;
-    std::vector<std::tuple<char, double, double, double>> runs;
+    std::vector<std::tuple<char, double, double, double, FaultCounts>> runs;
     for (char which : compare ? std::string("ABBA") : std::string("AA")) {
       const std::string name = fmt::format("sync-{}", ++n);
       {
@@ -1034,7 +1059,7 @@ void syncRounds(const fs::path& dir, Estate& e, const Options& o) {
         const double servers0 = selfCpu();
         Daemon d(dir, e, name, which == 'B' ? o.compareDaemon : daemonPath());
         const double r = d.waitReady(std::chrono::seconds(900));
-        runs.emplace_back(which, r, d.cpu(), selfCpu() - servers0);
+        runs.emplace_back(which, r, d.cpu(), selfCpu() - servers0, processFaults(d.pid()));
       }
       if (!o.keepDir) {
         for (const char* ext : {".db", ".db-wal", ".db-shm"}) fs::remove(dir / (name + ext));
@@ -1045,8 +1070,9 @@ void syncRounds(const fs::path& dir, Estate& e, const Options& o) {
     bareAll.push_back(bare1);
     bareAll.push_back(bare2);
     std::printf("  round %d: bare client %.2f / %.2f s;", round, bare1, bare2);
-    for (auto [which, r, c, sc] : runs) {
-      std::printf(" %c /readyz %.2f s (%.2f CPU-s, servers %.2f, ratio %.2f);", which, r, c, sc, r / bare);
+    for (auto [which, r, c, sc, faults] : runs) {
+      std::printf(" %c /readyz %.2f s (%.2f CPU-s of which system %.2f, %.0fk page faults; servers %.2f; ratio %.2f);",
+                  which, r, c, faults.systemSeconds, faults.minorFaults / 1e3, sc, r / bare);
       ready[which].push_back(r);
       cpu[which].push_back(c);
       servers[which].push_back(sc);
@@ -1139,14 +1165,26 @@ int run(const Options& o) {
   // two read high on a noisy machine (1.12–1.66 over six runs on the Zen 5 EPYC).
   double firstReady = 0;
   double firstReadyCpu = 0;
+  double firstServers = 0;  // this process's CPU meanwhile: the API servers answering the LISTs
+  double firstStop = 0;
+  FaultCounts firstFaults;
   {
+    const double servers0 = selfCpu();
     Daemon first(dir, e, "estate-sync");
     firstReady = first.waitReady(std::chrono::seconds(900));
     firstReadyCpu = first.cpu();
+    firstServers = selfCpu() - servers0;
+    firstFaults = processFaults(first.pid());
+    const auto stop0 = Steady::now();
+    first.stop();  // SIGTERM: its last step writes the sync's records before it exits
+    firstStop = secondsSince(stop0);
   }
+  const double servers0 = selfCpu();
   Daemon d(dir, e, "estate");
   const double secondReady = d.waitReady(std::chrono::seconds(900));
   const double secondReadyCpu = d.cpu();
+  const double secondServers = selfCpu() - servers0;
+  const FaultCounts secondFaults = processFaults(d.pid());
   const double ready = std::min(firstReady, secondReady);
   const double readyCpu = firstReady < secondReady ? firstReadyCpu : secondReadyCpu;
   // Past /readyz the daemon steps what it listed (its engine and store work of the sync): when
@@ -1162,6 +1200,11 @@ int run(const Options& o) {
   std::printf("  firstworkd CPU until /readyz: %.2f s in its better run (bare client: %.2f s of this process's CPU); the sync's "
               "steps done (first idle) after %.2f s, %.2f CPU-s\n",
               readyCpu, bare2.cpuSeconds, idleAt, idleCpu);
+  std::printf("  until each /readyz: firstworkd %.2f / %.2f CPU-s (system %.2f / %.2f, page faults %.0fk / %.0fk), the API "
+              "servers %.2f / %.2f CPU-s; the first daemon stopped %.2f s after its SIGTERM (its last step writes the "
+              "sync's records)\n",
+              firstReadyCpu, secondReadyCpu, firstFaults.systemSeconds, secondFaults.systemSeconds,
+              firstFaults.minorFaults / 1e3, secondFaults.minorFaults / 1e3, firstServers, secondServers, firstStop);
 
   // --- 3. memory ------------------------------------------------------------------------------
   d.waitIdle(gQuiet * 3, std::chrono::seconds(600));
