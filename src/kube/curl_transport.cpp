@@ -163,6 +163,11 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     auto t = std::make_unique<Transfer>();
     t->id = nextId++;
     t->request = std::move(request);
+    if (!t->request.streaming) {
+      t->body = std::move(t->request.bodyBuffer);
+      t->body.clear();  // the capacity is kept
+    }
+    t->request.bodyBuffer = std::string();
     t->callbacks = std::move(callbacks);
     t->impl = this;
     RequestId id = t->id;

@@ -19,7 +19,8 @@ class LoopListDecoder final : public ListDecoder {
 
   void decode(std::string body, model::Kind kind, Done done) override {
     asio::post(io_, [body = std::move(body), kind, done = std::move(done)]() mutable {
-      done(model::decodeList(body, kind));
+      auto page = model::decodeList(body, kind);
+      done(std::move(page), std::move(body));
     });
   }
 
@@ -48,9 +49,8 @@ class ThreadListDecoder final : public ListDecoder {
   void decode(std::string body, model::Kind kind, Done done) override {
     asio::post(pool_, [this, body = std::move(body), kind, done = std::move(done)]() mutable {
       auto page = model::decodeList(body, kind);
-      std::string().swap(body);  // freed here, off the loop
-      asio::post(io_, [done = std::move(done), page = std::move(page)]() mutable {
-        done(std::move(page));
+      asio::post(io_, [done = std::move(done), page = std::move(page), body = std::move(body)]() mutable {
+        done(std::move(page), std::move(body));
       });
     });
   }

@@ -362,7 +362,13 @@ void Reflector::requestPage() {
     if (alive.expired() || gen != watchGen_) return;
     onPage(std::move(r));
   };
-  request_ = ctx_.transport->start(HttpRequest{path, false, lastPageBytes_}, std::move(cb));
+  HttpRequest request{path, false, lastPageBytes_};
+  if (!spareBodies_.empty()) {
+    request.bodyBuffer = std::move(spareBodies_.back());
+    spareBodies_.pop_back();
+    ++stats_.listBuffersReused;
+  }
+  request_ = ctx_.transport->start(std::move(request), std::move(cb));
   requestActive_ = true;
 }
 
@@ -390,7 +396,8 @@ void Reflector::onPage(HttpResult result) {
     if (ctx_.decoder == nullptr && !d.askedAhead && decoding_.empty()) {
       // Decoding on the loop, with no request to let out first and no page before it: now.
       auto page = model::decodeList(result.body, kind_);
-      result.body.clear();
+      keepSpare(std::move(result.body));
+      result.body = std::string();
       takePage(result, page, std::nullopt);
       return;
     }
@@ -400,9 +407,9 @@ void Reflector::onPage(HttpResult result) {
     decoding_.push_back(std::move(d));
     std::weak_ptr<bool> alive = alive_;
     decoder_->decode(std::move(body), kind_,
-                     [this, alive, seq = decodeSeq_](Result<model::ListPage> page) {
+                     [this, alive, seq = decodeSeq_](Result<model::ListPage> page, std::string spent) {
                        if (alive.expired()) return;
-                       onDecoded(seq, std::move(page));
+                       onDecoded(seq, std::move(page), std::move(spent));
                      });
     return;
   }
@@ -439,11 +446,12 @@ void Reflector::onPage(HttpResult result) {
   retryAfterFailure(classify(result), result, Phase::List, "list");
 }
 
-void Reflector::onDecoded(uint64_t seq, Result<model::ListPage> page) {
+void Reflector::onDecoded(uint64_t seq, Result<model::ListPage> page, std::string spent) {
   // A page of a LIST that ended meanwhile (stopped, retried, started over) is not found.
   auto it = std::find_if(decoding_.begin(), decoding_.end(),
                          [seq](const DecodingPage& d) { return d.seq == seq; });
   if (it == decoding_.end()) return;
+  keepSpare(std::move(spent));
   it->page = std::move(page);
   while (!decoding_.empty() && decoding_.front().page) {
     DecodingPage d = std::move(decoding_.front());
@@ -453,6 +461,12 @@ void Reflector::onDecoded(uint64_t seq, Result<model::ListPage> page) {
       return;
     }
   }
+}
+
+void Reflector::keepSpare(std::string body) {
+  if (body.capacity() == 0 || spareBodies_.size() > kPagesAhead) return;
+  body.clear();
+  spareBodies_.push_back(std::move(body));
 }
 
 bool Reflector::takePage(HttpResult& response, Result<model::ListPage>& page,
@@ -530,6 +544,7 @@ bool Reflector::takeStreamed(std::vector<model::Object>& items) {
 }
 
 void Reflector::completeList() {
+  spareBodies_.clear();  // the watch's lines are read into a buffer of their own
   EventOrigin origin = synced_ ? EventOrigin::Relist : EventOrigin::InitialList;
   if (synced_) ++stats_.relists;
   struct Change {

@@ -18,6 +18,10 @@ struct HttpRequest {
   /// say (a large LIST comes chunked): the body buffer is reserved once for it instead of
   /// growing by doubling through fresh pages. 0: no hint.
   size_t bodySizeHint = 0;
+  /// Memory to receive the body in (its capacity; what it holds is dropped): a LIST page's
+  /// spent buffer, so that the next page is written over pages already touched instead of fresh
+  /// ones (bench/README.md, change 56). Empty: the transport allocates.
+  std::string bodyBuffer{};
 };
 
 /// Status line and the headers the client acts on.

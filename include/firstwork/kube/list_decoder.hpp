@@ -19,10 +19,13 @@ namespace firstwork::kube {
 /// the decode of one page overlaps the loop's work on the ones before (bench/README.md, change 55).
 class ListDecoder {
  public:
-  using Done = std::function<void(Result<model::ListPage>)>;
+  /// The decoded page, and the body it was decoded from, spent: its memory can receive the next
+  /// page (HttpRequest::bodyBuffer).
+  using Done = std::function<void(Result<model::ListPage>, std::string spent)>;
   virtual ~ListDecoder() = default;
-  /// Decodes `body` as a list of `kind` and runs `done` with the result on the event loop, in
-  /// the order the pages were given. `done` may never run when the decoder is destroyed first.
+  /// Decodes `body` as a list of `kind` and runs `done` with the result and the body on the
+  /// event loop, in the order the pages were given. `done` may never run when the decoder is
+  /// destroyed first.
   virtual void decode(std::string body, model::Kind kind, Done done) = 0;
   /// Gives back the decoding thread's buffers when they hold more than `keepBytes` (see
   /// model::releaseDecodeBuffers), once the pages given before are decoded; then runs

@@ -75,7 +75,7 @@ TEST_CASE("GET over HTTP and over HTTPS with the cluster CA from the kubeconfig"
   CHECK(t.active() == 0);
 }
 
-TEST_CASE("a response body is reserved once: for its Content-Length, else for the request's hint",
+TEST_CASE("a response body is reserved once: for its Content-Length, else for the request's hint; or received in the request's buffer",
           "[kube][transport][integration]") {
   sim::ApiServer server(opts(false));
   server.start();
@@ -97,6 +97,25 @@ TEST_CASE("a response body is reserved once: for its Content-Length, else for th
   REQUIRE(chunked.head.status == 200);
   CHECK(chunked.body.find("\"name\":\"p0\"") != std::string::npos);
   CHECK(chunked.body.capacity() >= (size_t{1} << 20) + kPadding);
+
+  // A request that brings a buffer (a spent LIST page's) is received in it.
+  // Large enough for the page and the decoder's padding: written in place, what it held dropped.
+  HttpRequest request{"/api/v1/pods", false};
+  request.bodyBuffer = std::string(size_t{1} << 20, 'x');
+  const void* buffer = request.bodyBuffer.data();
+  auto inPlace = get(io, t, std::move(request));
+  REQUIRE(inPlace.head.status == 200);
+  CHECK(static_cast<const void*>(inPlace.body.data()) == buffer);
+  CHECK(inPlace.body.rfind("{", 0) == 0);
+  CHECK(inPlace.body.find('x') == std::string::npos);
+  CHECK(inPlace.body.find("\"name\":\"p19\"") != std::string::npos);
+  // Too small for the page: grown once for it, as without a buffer.
+  HttpRequest small{"/api/v1/pods", false};
+  small.bodyBuffer.reserve(64);
+  auto grown = get(io, t, std::move(small));
+  REQUIRE(grown.head.status == 200);
+  CHECK(grown.body.find("\"name\":\"p19\"") != std::string::npos);
+  CHECK(grown.body.capacity() >= grown.body.size() + kPadding);
 }
 
 TEST_CASE("TLS is verified against the CA and the server name and tls-server-name works",

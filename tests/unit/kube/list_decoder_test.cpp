@@ -29,11 +29,15 @@ struct Got {
   std::string name;   // the item's
   std::string token;  // the page's continue token
   std::string error;
+  const void* spentData = nullptr;  // the body handed back: its memory, and what it held
+  size_t spentSize = 0;
 };
 
 ListDecoder::Done record(std::vector<Got>& out) {
-  return [&out](Result<model::ListPage> p) {
+  return [&out](Result<model::ListPage> p, std::string spent) {
     Got g;
+    g.spentData = static_cast<const void*>(spent.data());
+    g.spentSize = spent.size();
     g.thread = std::this_thread::get_id();
     g.ok = p.ok();
     if (p.ok()) {
@@ -59,7 +63,11 @@ TEST_CASE("a thread list decoder decodes off the loop and hands the pages back o
   std::vector<Got> got;
   {
     auto decoder = makeThreadListDecoder(io, "fw-decode-test");
-    decoder->decode(page(0, size_t{3} << 20), model::Kind::Pod, record(got));
+    std::string first = page(0, size_t{3} << 20);
+    first.reserve(first.size() + 64);  // room for the padding, as the transport reserves it
+    const void* firstData = first.data();
+    const size_t firstSize = first.size();
+    decoder->decode(std::move(first), model::Kind::Pod, record(got));
     for (int i = 1; i < 20; ++i) decoder->decode(page(i), model::Kind::Pod, record(got));
     decoder->decode("<html>502</html>", model::Kind::Pod, record(got));
     decoder->decode(page(21), model::Kind::Pod, record(got));
@@ -76,6 +84,10 @@ TEST_CASE("a thread list decoder decodes off the loop and hands the pages back o
       CHECK(got[i].name == fmt::format("p{}", i));
       CHECK(got[i].token == fmt::format("t{}", i));
     }
+    // Each body comes back with its page, the same memory (the next page is received in it).
+    CHECK(got[0].spentData == firstData);
+    CHECK(got[0].spentSize == firstSize);
+    CHECK(got[20].spentSize == std::string("<html>502</html>").size());
     // The 3 MiB page grew the decoding thread's buffers, not the loop's; the decoder gives them
     // back on request, once.
     std::vector<size_t> released;
@@ -107,7 +119,10 @@ TEST_CASE("the loop list decoder decodes in a handler posted to the loop", "[kub
   model::releaseDecodeBuffers(0);
   auto decoder = makeLoopListDecoder(io);
   std::vector<Got> got;
-  decoder->decode(page(0, size_t{3} << 20), model::Kind::Pod, record(got));
+  std::string first = page(0, size_t{3} << 20);
+  first.reserve(first.size() + 64);  // room for the padding, as the transport reserves it
+  const void* firstData = first.data();
+  decoder->decode(std::move(first), model::Kind::Pod, record(got));
   decoder->decode(page(1), model::Kind::Pod, record(got));
   CHECK(got.empty());  // not from decode() itself: the caller's request goes out first
   std::vector<size_t> released;
@@ -117,6 +132,7 @@ TEST_CASE("the loop list decoder decodes in a handler posted to the loop", "[kub
   CHECK(got[0].name == "p0");
   CHECK(got[1].name == "p1");
   CHECK(got[1].thread == std::this_thread::get_id());
+  CHECK(got[0].spentData == firstData);  // the body comes back with its page
   // The page grew this thread's buffers, and the release after it gave them back.
   REQUIRE(released.size() == 1);
   CHECK(released[0] > (size_t{3} << 20));

@@ -407,6 +407,40 @@ TEST_CASE("the next LIST page is asked for before a page is decoded, and pages a
   CHECK(h.transport.requests()[3].request.streaming);
 }
 
+TEST_CASE("a LIST page is received in a decoded page's buffer; the buffers go with the LIST",
+          "[kube][reflector]") {
+  Harness h;
+  h.reflector->start();
+  auto& p1 = h.next();
+  const std::string body1 = list("10", {pod("a", "u1", "5"), pod("b", "u2", "6")}, "t1");
+  h.transport.respond(p1, 200, body1);
+  auto& p2 = h.next();
+  const size_t none = std::string().capacity();  // an empty string's own (inline) room
+  CHECK(p2.request.bodyBuffer.capacity() == none);  // asked for before page 1 was decoded
+  h.io.restart();
+  h.io.poll();  // page 1 is decoded and taken: its body is kept for a page to come
+  CHECK(h.reflector->spareListBufferBytes() >= body1.size());
+  h.transport.respond(p2, 200, list("10", {pod("c", "u3", "7")}, "t2"));
+  auto& p3 = h.next();
+  CHECK(p3.request.bodyBuffer.empty());
+  CHECK(p3.request.bodyBuffer.capacity() >= body1.size());
+  CHECK(h.reflector->stats().listBuffersReused == 1);
+  h.transport.respond(p3, 200, list("10", {pod("d", "u4", "8")}));
+  auto& w = h.next();
+  REQUIRE(w.request.streaming);
+  CHECK(h.reflector->synced());
+  REQUIRE(h.sink.events.size() == 4);
+  firstwork::testing::drain(h.io);
+  CHECK(h.reflector->spareListBufferBytes() == 0);  // none held while the watch runs
+  // A relist after the watch expired starts without buffers: they went when the LIST completed.
+  h.transport.head(w, 200);
+  h.transport.data(w, kExpiredEvent);
+  auto& relist = h.next();
+  REQUIRE_FALSE(relist.request.streaming);
+  CHECK(relist.request.bodyBuffer.capacity() == none);
+  CHECK(h.reflector->stats().listBuffersReused == 1);
+}
+
 TEST_CASE("the first LIST hands each page's objects over as the page is taken",
           "[kube][reflector]") {
   Harness h;
