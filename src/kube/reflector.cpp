@@ -464,7 +464,8 @@ void Reflector::onDecoded(uint64_t seq, Result<model::ListPage> page, std::strin
 }
 
 void Reflector::keepSpare(std::string body) {
-  if (body.capacity() == 0 || spareBodies_.size() > kPagesAhead) return;
+  // A body that fits in the string itself holds no memory worth keeping.
+  if (body.capacity() <= std::string().capacity() || spareBodies_.size() > kPagesAhead) return;
   body.clear();
   spareBodies_.push_back(std::move(body));
 }
