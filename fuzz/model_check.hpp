@@ -73,8 +73,10 @@ struct ObjectChecker {
       checkResources(a.resourceUsage);
     }
     for (const auto& a : w.admissionChecks) checkText(a.name), checkText(a.message);
-    for (const auto& n : w.nominatedClusterNames) checkText(n);
-    for (const auto& r : w.resourceRequests) checkText(r.name), checkResources(r.resources);
+    for (const auto& n : w.rareStatus->nominatedClusterNames) checkText(n);
+    for (const auto& r : w.rareStatus->resourceRequests) {
+      checkText(r.name), checkResources(r.resources);
+    }
   }
   void operator()(const model::MultiKueueCluster& o) const { checkConditions(o.conditions); }
   void operator()(const model::MultiKueueConfig& o) const {

@@ -163,8 +163,8 @@ std::vector<std::string> MilestoneEngine::State::candidates(const LogicalWorkloa
   };
   if (!w.clusterName.empty()) {
     addMkc(w.clusterName);
-  } else if (!w.nominatedClusterNames.empty()) {
-    for (const auto& n : w.nominatedClusterNames) addMkc(n);
+  } else if (!w.rareStatus->nominatedClusterNames.empty()) {
+    for (const auto& n : w.rareStatus->nominatedClusterNames) addMkc(n);
   } else if (auto c = clusters.find(lw.cluster); c != clusters.end()) {
     // Kueue does not nominate an inactive worker: count toward every worker of the queue's
     // MultiKueueConfig (ClusterQueue → AdmissionCheck → MultiKueueConfig → clusters).

@@ -178,7 +178,9 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
     std::string key = nsName(name, mw->second.obj->meta.uid);
     const model::Workload& w = mw->second.obj;
     bool names = workerForMkc(w.clusterName) == c.config.name;
-    for (const auto& n : w.nominatedClusterNames) names = names || workerForMkc(n) == c.config.name;
+    for (const auto& n : w.rareStatus->nominatedClusterNames) {
+      names = names || workerForMkc(n) == c.config.name;
+    }
     if (best.empty() || names) best = key;
     if (names) break;
   }

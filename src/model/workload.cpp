@@ -144,7 +144,8 @@ bool readPodSetResources(Ctx& c, od::value& v, PodSetResources& r) {
   });
 }
 
-bool readStatus(Ctx& c, od::value& v, Workload& w) {
+/// `rare`: the fields WorkloadRareStatus holds, boxed by the caller only when one is set.
+bool readStatus(Ctx& c, od::value& v, Workload& w, WorkloadRareStatus& rare) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
     if (k == "conditions") return readConditions(c, x, w.conditions);
     if (k == "admission") return readAdmission(c, x, w);
@@ -161,27 +162,27 @@ bool readStatus(Ctx& c, od::value& v, Workload& w) {
       return ok;
     }
     if (k == "clusterName") return readIdent(c, x, w.clusterName);
-    if (k == "nominatedClusterNames") return readStringList(c, x, w.nominatedClusterNames);
+    if (k == "nominatedClusterNames") return readStringList(c, x, rare.nominatedClusterNames);
     // v1beta2 spelling, and v1beta1's misspelled one (kept in that version for compatibility).
     if (k == "accumulatedPastExecutionTimeSeconds" || k == "accumulatedPastExexcutionTimeSeconds") {
-      return readInt32(c, x, w.accumulatedPastExecutionTimeSeconds);
+      return readInt32(c, x, rare.accumulatedPastExecutionTimeSeconds);
     }
     if (k == "requeueState") {
       return forFields(c, x, [&](std::string_view rk, od::value& rx) {
-        if (rk == "count") return readInt32(c, rx, w.requeueCount);
+        if (rk == "count") return readInt32(c, rx, rare.requeueCount);
         return true;
       });
     }
     if (k == "resourceRequests") {
-      w.resourceRequests.clear();
+      rare.resourceRequests.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
         PodSetResources r;
         if (!readPodSetResources(c, e, r)) return false;
-        if (w.resourceRequests.size() >= kMaxPodSets) return tooMany(c, kMaxPodSets);
-        w.resourceRequests.push_back(std::move(r));
+        if (rare.resourceRequests.size() >= kMaxPodSets) return tooMany(c, kMaxPodSets);
+        rare.resourceRequests.push_back(std::move(r));
         return true;
       });
-      shrink(w.resourceRequests);
+      shrink(rare.resourceRequests);
       return ok;
     }
     return true;
@@ -191,12 +192,19 @@ bool readStatus(Ctx& c, od::value& v, Workload& w) {
 }  // namespace
 
 bool readWorkload(Ctx& c, od::value& v, Workload& w) {
-  return readTopLevel(c, v, Kind::Workload, w.meta, &w.apiVersion,
-                      [&](std::string_view k, od::value& x) {
-                        if (k == "spec") return readSpec(c, x, w);
-                        if (k == "status") return readStatus(c, x, w);
-                        return true;
-                      });
+  WorkloadRareStatus rare;
+  const bool ok = readTopLevel(c, v, Kind::Workload, w.meta, &w.apiVersion,
+                               [&](std::string_view k, od::value& x) {
+                                 if (k == "spec") return readSpec(c, x, w);
+                                 if (k == "status") return readStatus(c, x, w, rare);
+                                 return true;
+                               });
+  if (rare.empty()) {
+    w.rareStatus.reset();
+  } else {
+    w.rareStatus.mut() = std::move(rare);
+  }
+  return ok;
 }
 
 }  // namespace firstwork::model::detail

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +10,42 @@
 #include "firstwork/core/interned.hpp"
 
 namespace firstwork::model {
+
+/// A part of an object most objects leave empty, kept out of line: it costs a pointer while
+/// empty and reads as a default T then. Copies deeply (decoded objects are values). Used where
+/// moving rarely set fields out takes an object into a smaller allocation (model::Object is as
+/// large as its largest kind, and every tracked object is one block of that size).
+template <typename T>
+class Boxed {
+ public:
+  Boxed() = default;
+  Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(const Boxed& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  ~Boxed() = default;
+
+  const T& operator*() const { return p_ ? *p_ : empty(); }
+  const T* operator->() const { return &**this; }
+  /// For writing: the value, allocated (default) when the box is empty.
+  T& mut() {
+    if (!p_) p_ = std::make_unique<T>();
+    return *p_;
+  }
+  /// True when the value is allocated (a written box; it may have been written empty).
+  bool held() const { return p_ != nullptr; }
+  void reset() { p_.reset(); }
+
+ private:
+  static const T& empty() {
+    static const T e{};
+    return e;
+  }
+  std::unique_ptr<T> p_;
+};
 
 /// Small ordered key/value list: objects carry few relevant labels/annotations, and a flat vector
 /// is smaller and faster than a map at that size.

@@ -52,14 +52,30 @@ struct AdmissionCheckStatus {
   std::string message;
 };
 
-/// kueue.x-k8s.io Workload (v1beta2; v1beta1 decoded into the same struct).
+/// Workload status that most Workloads do not carry: set before admission (MultiKueue's
+/// candidates, the pending requests) or after an eviction (requeue count, past execution time).
+struct WorkloadRareStatus {
+  std::vector<std::string> nominatedClusterNames;  // MultiKueue: candidates
+  std::vector<PodSetResources> resourceRequests;   // status.resourceRequests (not yet admitted)
+  int32_t accumulatedPastExecutionTimeSeconds = 0;  // v1beta1: accumulatedPastExexcutionTimeSeconds
+  int32_t requeueCount = 0;                         // status.requeueState.count
+  bool empty() const {
+    return nominatedClusterNames.empty() && resourceRequests.empty() &&
+           accumulatedPastExecutionTimeSeconds == 0 && requeueCount == 0;
+  }
+};
+
+/// kueue.x-k8s.io Workload (v1beta2; v1beta1 decoded into the same struct). The largest kind:
+/// it sets the size of model::Object, so of every tracked object's block. At 360 bytes that
+/// block (with its shared_ptr control block) takes jemalloc's 384-byte size class; at 416 it took
+/// the 448-byte one, 64 bytes more for every object of every kind (bench/README.md, change 57).
 struct Workload {
   ObjectMeta meta;
   Interned apiVersion;  // "kueue.x-k8s.io/v1beta2" or ".../v1beta1"
   Interned queueName;
-  int32_t priority = 0;
   /// v1beta2 spec.priorityClassRef.name, v1beta1 spec.priorityClassName; empty when unset.
   Interned priorityClassName;
+  int32_t priority = 0;
   bool active = true;
   std::vector<PodSet> podSets;
   std::vector<Condition> conditions;
@@ -67,11 +83,9 @@ struct Workload {
   Interned admissionClusterQueue;
   std::vector<PodSetAssignment> podSetAssignments;
   std::vector<AdmissionCheckStatus> admissionChecks;
-  Interned clusterName;                          // MultiKueue: worker that admitted it
-  std::vector<std::string> nominatedClusterNames;  // MultiKueue: candidates
-  int32_t accumulatedPastExecutionTimeSeconds = 0;  // v1beta1: accumulatedPastExexcutionTimeSeconds
-  int32_t requeueCount = 0;                         // status.requeueState.count
-  std::vector<PodSetResources> resourceRequests;    // status.resourceRequests (not yet admitted)
+  Interned clusterName;  // MultiKueue: worker that admitted it
+  /// Allocated only when one of its fields is set (the decoder leaves it empty otherwise).
+  Boxed<WorkloadRareStatus> rareStatus;
 };
 
 }  // namespace firstwork::model

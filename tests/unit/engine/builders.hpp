@@ -162,12 +162,12 @@ class WorkloadBuilder {
   /// The worker admitted it: AC Ready with Kueue's v0.19 message, status.clusterName, Admitted.
   WorkloadBuilder& dispatchedTo(const std::string& worker, SystemTime t) {
     w_.clusterName = worker;
-    w_.nominatedClusterNames.clear();
+    if (w_.rareStatus.held()) w_.rareStatus.mut().nominatedClusterNames.clear();
     check(model::CheckState::Ready, t, "The workload was admitted on \"" + worker + "\"");
     return admitted(t);
   }
   WorkloadBuilder& nominated(std::vector<std::string> workers) {
-    w_.nominatedClusterNames = std::move(workers);
+    w_.rareStatus.mut().nominatedClusterNames = std::move(workers);
     return *this;
   }
   WorkloadBuilder& evicted(std::string reason, SystemTime t, std::string message = {}) {

@@ -62,7 +62,8 @@ TEST_CASE("v1beta2 MultiKueue manager workload decodes identity, podsets, admiss
   CHECK(rfc(w.admissionChecks[0].lastTransitionTime) == "2026-08-20T10:00:07Z");
   CHECK(w.admissionChecks[0].message == "The workload was admitted on \"worker1\"");
   CHECK(w.clusterName == "worker1");
-  CHECK(w.nominatedClusterNames.empty());
+  CHECK(w.rareStatus->nominatedClusterNames.empty());
+  CHECK_FALSE(w.rareStatus.held());  // none of its fields is set: nothing allocated
 
   REQUIRE(w.conditions.size() == 3);
   const auto& qr = condition(w.conditions, "QuotaReserved");
@@ -106,7 +107,7 @@ TEST_CASE("preempted workload keeps the full preemption message and the past exe
       "kueue-workload-v1beta2-preempted-fairsharing-requeued-CONSTRUCTED.json", Kind::Workload);
   CHECK(w.meta.name == "job-batch-eval-7c1d0");
   CHECK(w.meta.uid == "1f2e3d4c-4444-4b5a-8c6d-000000000004");
-  CHECK(w.accumulatedPastExecutionTimeSeconds == 1830);
+  CHECK(w.rareStatus->accumulatedPastExecutionTimeSeconds == 1830);
   CHECK(w.admissionClusterQueue.empty());  // quota released: no status.admission
   CHECK(w.podSetAssignments.empty());
   REQUIRE(w.podSets.size() == 1);
@@ -141,7 +142,7 @@ TEST_CASE("PodsReady-timeout eviction keeps quota, requeue count and eviction me
   CHECK(w.meta.name == "job-infer-smoke-a1b2c");
   CHECK(w.meta.namespace_ == "team-c");
   CHECK(w.meta.uid == "4c5d6e7f-8888-4a9b-8c0d-000000000008");
-  CHECK(w.requeueCount == 1);
+  CHECK(w.rareStatus->requeueCount == 1);
   CHECK(w.admissionClusterQueue == "team-c-cq");
   CHECK(milliOf(w.podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 1000);
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 1000);
@@ -265,9 +266,10 @@ TEST_CASE("status excerpts from issues and docs decode", "[model][workload]") {
     CHECK(qr.message ==
           "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor "
           "default-flavor in ClusterQueue");
-    REQUIRE(w.resourceRequests.size() == 1);
-    CHECK(w.resourceRequests[0].name == "main");
-    CHECK(w.resourceRequests[0].resources.empty());  // cpu "3", memory 600Mi: core resources
+    REQUIRE(w.rareStatus->resourceRequests.size() == 1);
+    CHECK(w.rareStatus->resourceRequests[0].name == "main");
+    // cpu "3", memory 600Mi: core resources
+    CHECK(w.rareStatus->resourceRequests[0].resources.empty());
   }
   SECTION("docs: pre-0.15 preemption message") {
     auto w = decodeFixture<Workload>("kueue-workload-status-preempted-docs.json", Kind::Workload);
@@ -299,13 +301,19 @@ TEST_CASE("v1beta1 workload: misspelled past-execution field and priorityClassNa
           "[model][workload]") {
   auto w = decodeJson<Workload>(kV1beta1Workload, Kind::Workload);
   CHECK(w.apiVersion == "kueue.x-k8s.io/v1beta1");
-  CHECK(w.accumulatedPastExecutionTimeSeconds == 1830);
+  CHECK(w.rareStatus->accumulatedPastExecutionTimeSeconds == 1830);
   CHECK(w.priorityClassName == "batch-low");
   CHECK(w.priority == 10);
   CHECK_FALSE(w.active);
-  CHECK(w.requeueCount == 3);
-  REQUIRE(w.nominatedClusterNames.size() == 2);
-  CHECK(w.nominatedClusterNames[1] == "worker2");
+  CHECK(w.rareStatus->requeueCount == 3);
+  REQUIRE(w.rareStatus->nominatedClusterNames.size() == 2);
+  CHECK(w.rareStatus->nominatedClusterNames[1] == "worker2");
+  CHECK(w.rareStatus->resourceRequests.empty());
+  // A copy is deep: the decoded objects are values.
+  Workload copy = w;
+  w.rareStatus.mut().requeueCount = 4;
+  CHECK(copy.rareStatus->requeueCount == 3);
+  CHECK(copy.rareStatus->nominatedClusterNames.size() == 2);
   // limits-only extended resource counts as the request
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 1000);
 }
