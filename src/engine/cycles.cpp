@@ -254,9 +254,9 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
   pr = resetTrue(pr, "Preempted");
   if (conditionTrue(ev) && inCycle(ct(ev))) cy.set(Milestone::Evicted, value(ct(ev), ev->reason));
   if (conditionTrue(pr) && inCycle(ct(pr))) {
-    MilestoneValue v = value(ct(pr), pr->reason);
-    if (auto msg = parsePreemptionMessage(pr->message)) v.preemptorUid = ownedUid(msg->preemptorUid);
-    cy.set(Milestone::Preempted, std::move(v));
+    Interned preemptor;
+    if (auto msg = parsePreemptionMessage(pr->message)) preemptor = ownedUid(msg->preemptorUid);
+    cy.set(Milestone::Preempted, value(ct(pr), pr->reason), std::move(preemptor));
   }
   // Two-phase eviction: quota is released when QuotaReserved goes False (pods gone).
   if (conditionFalse(qr) && ct(qr) >= reserved && (!upper || ct(qr) <= *upper) &&
@@ -368,11 +368,10 @@ void MilestoneEngine::State::restoreCycle(const std::vector<MilestoneRecord>& mi
     v.signal = r.signal;
     v.proxy = r.proxy;
     v.reason = r.reason;
-    v.preemptorUid = ownedUid(r.preemptorUid);
     v.emitted = true;
     if (r.milestone == Milestone::Dispatched) cy.dispatchedCluster = r.executionCluster;
     if (cy.clusterQueue.empty()) cy.clusterQueue = r.workload.clusterQueue;
-    cy.set(r.milestone, std::move(v));
+    cy.set(r.milestone, std::move(v), ownedUid(r.preemptorUid));
   }
   // Only what a restart cannot derive again: a cycle holding quota. Its queued milestone is its
   // identity (deriveCycles compares it with the object's current cycle).
@@ -542,7 +541,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     r.signal = slot->signal;
     r.proxy = slot->proxy;
     r.reason = slot->reason;
-    r.preemptorUid = slot->preemptorUid;
+    if (k == Milestone::Preempted) r.preemptorUid = cy.preemptorUid;
     for (const auto& need : lw.devices) r.gpus += need.count;
     if ((k == Milestone::Reserved && !lw.multikueue) || k == Milestone::Dispatched) {
       r.withoutCapacity = cy.withoutCapacity;

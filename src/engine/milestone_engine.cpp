@@ -54,10 +54,11 @@ void remember(std::vector<std::string>& keys, const std::string& key) {
 }
 }  // namespace
 
-bool Cycle::set(Milestone k, MilestoneValue v) {
+bool Cycle::set(Milestone k, MilestoneValue v, Interned preemptor) {
   auto& slot = m[static_cast<size_t>(k)];
   if (slot) return false;
   slot = std::move(v);
+  if (k == Milestone::Preempted) preemptorUid = std::move(preemptor);
   return true;
 }
 
