@@ -398,12 +398,17 @@ class Inventory {
     model::KeyValues nvidiaLabels;    // "nvidia.com/" labels (sharing)
     bool operator==(const NodeRecord&) const = default;
   };
+  /// One per tracked pod (150,000 at the largest estates). The node's name is the decoded pod's
+  /// pooled one, not a copy: with its hash-map node and key a record takes jemalloc's 96-byte
+  /// class (112 with a std::string, and a heap copy for every name past 15 characters, as most
+  /// cloud node names are: bench/README.md, change 58).
   struct PodRecord {
-    std::string nodeName;
+    Interned nodeName;
     bool terminated = false;
     model::ResourceList requests;  // tracked extended resources only
     bool operator==(const PodRecord&) const = default;
   };
+  static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 40, "PodRecord past 40 bytes");
   /// A claim as last seen: the decoded object itself, shared with its owner (the requests and
   /// allocation results are what is read).
   struct ClaimRecord {
