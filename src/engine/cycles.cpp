@@ -482,7 +482,7 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
       const auto* s = condition(p->obj->conditions, "PodScheduled");
       if (!conditionTrue(s)) continue;
       times.emplace_back(s->lastTransitionTime.value_or(p->lastObservedAt),
-                         p->scheduledObservedAt.value_or(p->lastObservedAt));
+                         p->scheduledObservedAt().value_or(p->lastObservedAt));
     }
     allPods(std::move(times), Milestone::Scheduled);
   }
@@ -490,7 +490,7 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
     std::vector<std::pair<SystemTime, SystemTime>> times;
     for (const PodRecord* p : pods) {
       if (auto t = podRunningAt(p->obj)) {
-        times.emplace_back(*t, p->runningObservedAt.value_or(p->lastObservedAt));
+        times.emplace_back(*t, p->runningObservedAt().value_or(p->lastObservedAt));
       }
     }
     allPods(std::move(times), Milestone::Running);

@@ -412,13 +412,13 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   }
   rec.signals.firstWork = sig.firstWork;
   rec.signals.lastCheckpoint = sig.lastCheckpoint;
-  if (!rec.scheduledObservedAt && conditionTrue(condition(p.conditions, "PodScheduled"))) {
-    rec.scheduledObservedAt = at;
+  if (!rec.scheduledObservedAt() && conditionTrue(condition(p.conditions, "PodScheduled"))) {
+    rec.setScheduledObservedAt(at);
   }
-  if (!rec.runningObservedAt) {
+  if (!rec.runningObservedAt()) {
     for (const auto& cs : p.containers) {
       if (!cs.init && cs.startedAt) {
-        rec.runningObservedAt = at;
+        rec.setRunningObservedAt(at);
         break;
       }
     }

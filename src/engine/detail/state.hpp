@@ -36,14 +36,15 @@ inline constexpr std::string_view kPodClaimNameAnnotation = "resource.kubernetes
 /// A decoded object the engine keeps without copying it: the daemon's reflectors keep the same
 /// object for their relists, so sharing it halves what a tracked object costs. Reads as a
 /// `const T&`; an empty holder reads as a default T.
+/// Holds only the shared pointer (16 bytes; the alternative is found again at each read, an
+/// index check): it is in every pod record (change 58).
 template <typename T>
 class SharedObject {
  public:
   void reset(std::shared_ptr<const model::Object> holder) {
-    ptr_ = holder ? std::get_if<T>(holder.get()) : nullptr;
-    holder_ = ptr_ != nullptr ? std::move(holder) : nullptr;
+    holder_ = holder && std::holds_alternative<T>(*holder) ? std::move(holder) : nullptr;
   }
-  const T& operator*() const { return ptr_ != nullptr ? *ptr_ : empty(); }
+  const T& operator*() const { return holder_ ? *std::get_if<T>(holder_.get()) : empty(); }
   const T* operator->() const { return &**this; }
   operator const T&() const { return **this; }  // NOLINT(google-explicit-constructor)
 
@@ -53,7 +54,6 @@ class SharedObject {
     return e;
   }
   std::shared_ptr<const model::Object> holder_;
-  const T* ptr_ = nullptr;
 };
 
 /// Device counts of one (cluster, device class) at one event time: the capacity ledger's levels.
@@ -223,8 +223,9 @@ struct RarePodFields {
 };
 
 /// One pod of a cluster. One per tracked pod (150,000 at the largest estates): the fields most
-/// pods leave empty live behind `rare`, so that a record with its hash-map node fits a 256-byte
-/// allocator size class (it took 448 with them inline; bench/README.md, change 35).
+/// pods leave empty live behind `rare`, and the flags share one word, so that a record with its
+/// hash-map node (key and cached hash) fits jemalloc's 224-byte size class (256 at 192 bytes,
+/// 448 with the rare fields inline; bench/README.md, changes 35 and 58).
 struct PodRecord {
   Interned cluster;
   SharedObject<model::Pod> obj;
@@ -232,12 +233,35 @@ struct PodRecord {
   SystemTime lastObservedAt{};
   SystemTime deletedAt{};
   SystemTime signalObservedAt{};
-  bool deleted = false;
   std::string workloadUid;  // local workload on the same cluster, "" while unresolved
   HeldPodSignals signals;
-  std::optional<SystemTime> scheduledObservedAt;
-  std::optional<SystemTime> runningObservedAt;
   std::unique_ptr<RarePodFields> rare;  // null while every field of it is empty
+
+ private:
+  SystemTime scheduledAt_{};
+  SystemTime runningAt_{};
+  bool hasScheduled_ = false;
+  bool hasRunning_ = false;
+
+ public:
+  bool deleted = false;
+
+  /// When the pod was first seen scheduled (PodScheduled True), and running (a container
+  /// started); each set once.
+  std::optional<SystemTime> scheduledObservedAt() const {
+    return hasScheduled_ ? std::optional<SystemTime>(scheduledAt_) : std::nullopt;
+  }
+  std::optional<SystemTime> runningObservedAt() const {
+    return hasRunning_ ? std::optional<SystemTime>(runningAt_) : std::nullopt;
+  }
+  void setScheduledObservedAt(SystemTime at) {
+    scheduledAt_ = at;
+    hasScheduled_ = true;
+  }
+  void setRunningObservedAt(SystemTime at) {
+    runningAt_ = at;
+    hasRunning_ = true;
+  }
 
   const std::optional<UsefulWorkSignal>& external() const {
     static const std::optional<UsefulWorkSignal> none;
@@ -249,6 +273,8 @@ struct PodRecord {
     return *rare;
   }
 };
+static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 168,
+              "PodRecord past jemalloc's 224-byte class with its hash-map node");
 
 /// Devices of one class a workload wants (all its pods).
 struct DeviceNeed {

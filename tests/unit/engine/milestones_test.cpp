@@ -119,6 +119,41 @@ TEST_CASE("Milestones carry the objects' own event times and the observation tim
   CHECK(lag->resource == "pods");
 }
 
+TEST_CASE("A pod milestone is observed when its pods were first seen so, not at their latest event",
+          "[engine]") {
+  // No step between the pods' events: the milestones are derived at +301 s, from pods whose last
+  // events (first work) were seen then. Scheduled was seen at +121 s (pod 2's PodScheduled, the
+  // later of the two) and Running at +241 s (pod 2's container started): those are their
+  // observation times, and their lags 121 − 120 = 1 s and 241 − 240 = 1 s.
+  TrainJob j;
+  auto& h = j.h;
+  h.put("c1", j.wl.pending(at(0s)).obj(), at(1s));
+  h.step(at(1s));
+  h.put("c1", j.wl.reserved("cq-a", at(60s)).admitted(at(60s)).obj(), at(61s));
+  h.put("c1", j.p1.obj(), at(61s));
+  h.put("c1", j.p2.obj(), at(61s));
+  h.step(at(61s));
+  h.put("c1", j.p1.scheduled("n1", at(90s)).obj(), at(91s));
+  h.put("c1", j.p2.scheduled("n1", at(120s)).obj(), at(121s));
+  h.put("c1", j.p1.running(at(180s)).obj(), at(181s));
+  h.put("c1", j.p2.running(at(240s)).obj(), at(241s));
+  h.put("c1", j.p2.firstWork(at(300s)).obj(), at(301s));
+  h.put("c1", j.p1.firstWork(at(360s)).obj(), at(361s));
+  h.step(at(361s));
+  const std::string cycle = ms(at(0s));
+  auto scheduled = h.milestone("wl-1", Milestone::Scheduled);
+  REQUIRE(scheduled);
+  CHECK(scheduled->eventTime == at(120s));
+  CHECK(scheduled->observedAt == at(121s));
+  auto running = h.milestone("wl-1", Milestone::Running);
+  REQUIRE(running);
+  CHECK(running->eventTime == at(240s));
+  CHECK(running->observedAt == at(241s));
+  auto lag = h.observation("lag/c1/wl-1/" + cycle + "/running");
+  REQUIRE(lag);
+  CHECK(lag->seconds == Approx(1));
+}
+
 TEST_CASE("Re-delivering every object (relist) changes nothing", "[engine]") {
   TrainJob j;
   j.runToFirstWork();
