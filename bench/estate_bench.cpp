@@ -81,22 +81,29 @@ double selfCpu() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/// utime + stime from a /proc stat file (a process's or a thread's), seconds (clock-tick
-/// resolution); its name (the field in parentheses) into `name` when asked.
-double statCpu(const std::string& path, std::string* name = nullptr) {
+/// Fields 3–15 of a /proc stat file (a process's or a thread's), indexed by their numbers in
+/// proc(5), as numbers (the state, field 3, reads 0; a missing file all 0); its name (field 2,
+/// in parentheses) into `name` when asked.
+std::array<double, 16> statFields(const std::string& path, std::string* name = nullptr) {
+  std::array<double, 16> out{};
   std::ifstream in(path);
   std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto open = s.find('(');
   auto close = s.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return 0;
+  if (open == std::string::npos || close == std::string::npos || close < open) return out;
   if (name) *name = s.substr(open + 1, close - open - 1);
   std::istringstream fields(s.substr(close + 2));
   std::string f;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14 || i == 15) ticks += std::strtod(f.c_str(), nullptr);
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  for (size_t i = 3; i < out.size() && fields >> f; ++i) out[i] = std::strtod(f.c_str(), nullptr);
+  return out;
+}
+
+const double kClockTicks = static_cast<double>(sysconf(_SC_CLK_TCK));
+
+/// utime + stime (fields 14, 15) from a /proc stat file, seconds (clock-tick resolution).
+double statCpu(const std::string& path, std::string* name = nullptr) {
+  const auto f = statFields(path, name);
+  return (f[14] + f[15]) / kClockTicks;
 }
 
 double processCpu(pid_t pid) { return statCpu(fmt::format("/proc/{}/stat", pid)); }
@@ -110,18 +117,8 @@ struct FaultCounts {
   double systemSeconds = 0;
 };
 FaultCounts processFaults(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  FaultCounts out;
-  auto close = s.rfind(')');
-  if (close == std::string::npos) return out;
-  std::istringstream fields(s.substr(close + 2));
-  std::string f;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 10) out.minorFaults = std::strtod(f.c_str(), nullptr);
-    if (i == 15) out.systemSeconds = std::strtod(f.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  }
-  return out;
+  const auto f = statFields(fmt::format("/proc/{}/stat", pid));
+  return {f[10], f[15] / kClockTicks};
 }
 
 /// A thread's context switches (voluntary and not) from its /proc status file; its name too.
