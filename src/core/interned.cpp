@@ -88,7 +88,7 @@ Cache& threadCache() {
 
 }  // namespace
 
-uintptr_t Interned::emptyBits() noexcept { return reinterpret_cast<uintptr_t>(&emptyString()); }
+uintptr_t Interned::emptyEntryBits() noexcept { return reinterpret_cast<uintptr_t>(&emptyString()); }
 
 uintptr_t Interned::make(std::string_view s, size_t maxPooledBytes) {
   if (s.empty()) return emptyBits();
@@ -121,8 +121,6 @@ Interned Interned::pooledUpTo(std::string_view s, size_t maxPooledBytes) {
   return out;
 }
 
-Interned::Interned() noexcept : bits_(emptyBits()) {}
-
 Interned::Interned(std::string_view s) : bits_(make(s)) {}
 
 Interned::Interned(const Interned& o)
@@ -134,19 +132,7 @@ Interned& Interned::operator=(const Interned& o) {
   return *this = std::move(copy);
 }
 
-Interned& Interned::operator=(Interned&& o) noexcept {
-  if (this == &o) return *this;
-  release();
-  bits_ = o.bits_;
-  o.bits_ = emptyBits();
-  return *this;
-}
-
-Interned::~Interned() { release(); }
-
-void Interned::release() noexcept {
-  if (!pooled()) delete reinterpret_cast<std::string*>(bits_ & ~kOwnedBit);
-}
+void Interned::releaseOwned() noexcept { delete reinterpret_cast<std::string*>(bits_ & ~kOwnedBit); }
 
 std::ostream& operator<<(std::ostream& os, const Interned& s) { return os << s.str(); }
 
