@@ -255,6 +255,10 @@ class SqliteStore final : public Store {
       // WAL + synchronous=FULL: a committed transaction is on disk before commit() returns.
       if (auto s = exec("PRAGMA journal_mode=WAL;"); !s) return s;
       if (auto s = exec("PRAGMA synchronous=FULL;"); !s) return s;
+      // Per connection: the writer's, which restarts the WAL after a complete checkpoint and
+      // cuts the file back at that restart's first commit.
+      if (auto s = exec(fmt::format("PRAGMA journal_size_limit={};", options.walSizeLimitBytes)); !s)
+        return s;
     }
     auto version = pragmaInt("user_version");
     if (!version) return Error{version.error()};

@@ -88,6 +88,12 @@ struct SqliteOptions {
   /// WAL keeps every frame and grows until a checkpoint succeeds (one is asked for at every
   /// commit past 1,000 pages). Optional; must be thread-safe.
   std::function<void(const std::string& error)> checkpointFailed;
+  /// What the WAL file is cut back to when a checkpoint has emptied it (SQLite's
+  /// journal_size_limit, writable stores). SQLite reuses the WAL file from its start rather than
+  /// shrink it, so a WAL that a long reader (a report over a large store) or failing checkpoints
+  /// let grow past the usual 1,000 pages (4 MiB) kept that size on disk until the store closed.
+  /// Well above the usual size, so that a WAL of normal traffic is never cut; negative: no limit.
+  int64_t walSizeLimitBytes = int64_t{16} << 20;
   /// The SQLite VFS every connection of the store opens its files with; empty: SQLite's default.
   /// Tests inject I/O faults through one.
   std::string vfs;

@@ -388,6 +388,70 @@ TEST_CASE("A failed checkpoint is counted and told, commits go on, and a later o
   CHECK(walStats(**again)->failed == 0);
 }
 
+// SQLite reuses the WAL file from its start after a complete checkpoint instead of shrinking it:
+// a WAL that a long reader let grow (no checkpoint copies frames past a reader's snapshot) kept
+// its size on disk until the store closed. The writer's journal_size_limit cuts it back at the
+// first commit after the restart.
+namespace {
+
+/// Grows the WAL past 5 MB while a reader holds a snapshot, lets the reader go, then commits one
+/// small record at a time (10 ms apart, for the checkpoint thread) until the WAL file is at most
+/// `cutTo` bytes or `rounds` commits were made. Returns the WAL's size at the end.
+uint64_t walAfterLongReader(const fs::path& dir, int64_t limit, uint64_t cutTo, int rounds) {
+  const auto path = (dir / "f.db").string();
+  const auto wal = path + "-wal";
+  SqliteOptions o;
+  o.walSizeLimitBytes = limit;
+  auto opened = openSqliteStore(path, o);
+  REQUIRE(opened.ok());
+  Store& s = **opened;
+  int next = 0;
+  auto commitRecords = [&](int commits, int perCommit, size_t bodyBytes) {
+    const std::string body(bodyBytes, 'x');
+    for (int c = 0; c < commits; ++c) {
+      std::vector<Record> batch;
+      for (int i = 0; i < perCommit; ++i, ++next) batch.push_back(rec("observation", std::to_string(next), next, body));
+      REQUIRE(s.commit(batch).ok());
+    }
+  };
+  commitRecords(1, 1, 100);
+  // A reader's transaction (a report, an API query) holds its snapshot while 3,000 records of
+  // 2,000 bytes are committed: about 6 MB of frames, which no checkpoint may copy past it.
+  sqlite3* reader = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &reader, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM records;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  commitRecords(75, 40, 2000);
+  CHECK(fs::file_size(wal) > uint64_t{5} << 20);
+  REQUIRE(sqlite3_exec(reader, "COMMIT;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close_v2(reader);
+  for (int round = 0; round < rounds && fs::file_size(wal) > cutTo; ++round) {
+    commitRecords(1, 1, 100);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(walStats(s)->background >= 1);
+  CHECK(walStats(s)->failed == 0);
+  CHECK(*s.contains("observation", "0"));
+  CHECK(*s.contains("observation", std::to_string(next - 1)));
+  return fs::file_size(wal);
+}
+
+}  // namespace
+
+TEST_CASE("A WAL grown while a reader held its frames is cut back once checkpointed", "[store]") {
+  // The default is well above the WAL of normal traffic (checkpoints every 1,000 pages, 4 MiB).
+  CHECK(SqliteOptions{}.walSizeLimitBytes >= int64_t{8} << 20);
+  constexpr int64_t kLimit = int64_t{1} << 20;
+  {
+    TempDir dir;
+    CHECK(walAfterLongReader(dir.path, kLimit, kLimit, 200) <= static_cast<uint64_t>(kLimit));
+  }
+  {
+    // Without a limit the file keeps the size it grew to, as SQLite leaves it.
+    TempDir dir;
+    CHECK(walAfterLongReader(dir.path, -1, kLimit, 30) > uint64_t{5} << 20);
+  }
+}
+
 TEST_CASE("A new store is created at schema version 2: records appended in write order, unique by kind and key",
           "[store]") {
   TempDir dir;
