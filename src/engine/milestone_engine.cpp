@@ -108,18 +108,18 @@ std::string MilestoneEngine::State::workerForMkc(std::string_view mkcName) const
 
 void MilestoneEngine::State::indexWorkload(ClusterData& c, LocalWorkload& l) {
   const auto& m = l.obj->meta;
-  c.workloadsByName[nsName(m.namespace_, m.name)] = m.uid;
+  c.workloadsByName[nsName(m.namespace_, m.name)] = &l;
   for (const auto& o : m.ownerReferences) {
-    c.workloadsByOwner[o.uid] = m.uid;
+    c.workloadsByOwner[o.uid] = &l;
     remember(l.ownerKeys, o.uid);
     if (o.kind == "Job") {
       std::string key = nsName(m.namespace_, o.name);
-      c.workloadsByJobName[key] = m.uid;
+      c.workloadsByJobName[key] = &l;
       remember(l.jobNameKeys, key);
     }
   }
   if (const std::string* job = model::findValue(m.labels, kJobUidLabel)) {
-    c.workloadsByOwner[*job] = m.uid;
+    c.workloadsByOwner[*job] = &l;
     remember(l.ownerKeys, *job);
   }
 }
@@ -149,13 +149,12 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
         if (other.config.role != ClusterRole::Worker || !lw.multikueue) continue;
         auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
         if (byName == other.workloadsByName.end()) continue;
-        auto copy = other.workloads.find(byName->second);
-        if (copy == other.workloads.end() || !copy->second.remoteCopy) continue;
-        if (!copy->second.logical.empty()) continue;
-        copy->second.logical = key;
-        copy->second.logicalEntry = &lw;
-        lw.locals.emplace(name, copy->second.obj->meta.uid);
-        dirtyLocals.emplace(name, copy->second.obj->meta.uid);
+        LocalWorkload& copy = *byName->second;
+        if (!copy.remoteCopy || !copy.logical.empty()) continue;
+        copy.logical = key;
+        copy.logicalEntry = &lw;
+        lw.locals.emplace(name, copy.obj->meta.uid);
+        dirtyLocals.emplace(name, copy.obj->meta.uid);
       }
     }
     lw.locals.emplace(c.config.name, m.uid);
@@ -174,10 +173,9 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
     if (other.config.role != ClusterRole::Management) continue;
     auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
     if (byName == other.workloadsByName.end()) continue;
-    auto mw = other.workloads.find(byName->second);
-    if (mw == other.workloads.end()) continue;
-    std::string key = nsName(name, mw->second.obj->meta.uid);
-    const model::Workload& w = mw->second.obj;
+    const LocalWorkload& mw = *byName->second;
+    std::string key = nsName(name, mw.obj->meta.uid);
+    const model::Workload& w = mw.obj;
     bool names = workerForMkc(w.clusterName) == c.config.name;
     for (const auto& n : w.rareStatus->nominatedClusterNames) {
       names = names || workerForMkc(n) == c.config.name;
@@ -255,14 +253,14 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
 
 // --- Pods -------------------------------------------------------------------------------------
 
-std::string MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p) const {
+LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p) const {
   const auto& m = p.meta;
-  auto find = [&](const auto& idx, const std::string& k) {
+  auto find = [&](const StringMap<LocalWorkload*>& idx, std::string_view k) -> LocalWorkload* {
     auto it = idx.find(k);
-    return it == idx.end() ? std::string() : it->second;
+    return it == idx.end() ? nullptr : it->second;
   };
   if (const std::string* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
-    if (auto uid = find(c.workloadsByName, nsName(m.namespace_, *name)); !uid.empty()) return uid;
+    if (auto* w = find(c.workloadsByName, nsName(m.namespace_, *name))) return w;
   }
   // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid).
   std::vector<const model::OwnerReference*> owners;
@@ -271,28 +269,27 @@ std::string MilestoneEngine::State::resolvePod(const ClusterData& c, const model
     else owners.push_back(&o);
   }
   for (const auto* o : owners) {
-    if (auto uid = find(c.workloadsByOwner, o->uid); !uid.empty()) return uid;
+    if (auto* w = find(c.workloadsByOwner, o->uid)) return w;
   }
   // Plain pods: the Workload is owned by the Pod.
-  if (auto uid = find(c.workloadsByOwner, m.uid); !uid.empty()) return uid;
+  if (auto* w = find(c.workloadsByOwner, m.uid)) return w;
   // Worker copies of MultiKueue Jobs may carry no owner reference to the remote Job yet: match the
   // Job by name.
   for (const auto* o : owners) {
     if (o->kind != "Job") continue;
-    if (auto uid = find(c.workloadsByJobName, nsName(m.namespace_, o->name)); !uid.empty()) return uid;
+    if (auto* w = find(c.workloadsByJobName, nsName(m.namespace_, o->name))) return w;
   }
-  return {};
+  return nullptr;
 }
 
-void MilestoneEngine::State::markPodDirty(const ClusterData& c, const PodRecord& rec) {
-  if (rec.workloadUid.empty()) return;
-  auto it = c.workloads.find(rec.workloadUid);
-  if (it == c.workloads.end() || it->second.logical.empty()) return;
-  dirty.insert(it->second.logical);
+void MilestoneEngine::State::markPodDirty(const PodRecord& rec) {
+  const LocalWorkload* w = rec.workload;
+  if (w == nullptr || w->logical.empty()) return;
+  dirty.insert(w->logical);
   // The cached entry saves a lookup in the tree of every logical workload on every pod event.
-  LogicalWorkload* lw = it->second.logicalEntry;
+  LogicalWorkload* lw = w->logicalEntry;
   if (lw == nullptr) {
-    auto found = logical.find(it->second.logical);
+    auto found = logical.find(w->logical);
     if (found == logical.end()) return;
     lw = &found->second;
   }
@@ -300,25 +297,23 @@ void MilestoneEngine::State::markPodDirty(const ClusterData& c, const PodRecord&
 }
 
 void MilestoneEngine::State::joinPod(ClusterData& c, std::string_view podKey, PodRecord& rec) {
-  std::string uid = resolvePod(c, rec.obj);
-  if (uid != rec.workloadUid && !rec.workloadUid.empty()) {
-    auto old = c.workloads.find(rec.workloadUid);
-    if (old != c.workloads.end()) {
-      old->second.pods.erase(rec.obj->meta.uid);
-      if (!old->second.logical.empty()) dirty.insert(old->second.logical);
-    }
+  LocalWorkload* w = resolvePod(c, rec.obj);
+  if (rec.workload != nullptr && rec.workload != w) {
+    rec.workload->pods.erase(podKey);
+    if (!rec.workload->logical.empty()) dirty.insert(rec.workload->logical);
   }
-  // A pod is in unresolvedPods exactly while its workloadUid is empty, so one that stays joined
-  // to the same Workload has nothing to drop.
-  const bool rejoined = !uid.empty() && uid == rec.workloadUid;
-  rec.workloadUid = uid;
-  if (uid.empty()) {
+  // A pod in unresolvedPods has no workload (one whose workload gc erased has none and is not
+  // in it until its next event), so one that stays joined to the same Workload has nothing to
+  // drop.
+  const bool rejoined = w != nullptr && w == rec.workload;
+  rec.workload = w;
+  if (w == nullptr) {
     c.addUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
     return;
   }
   if (!rejoined) c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
-  if (auto w = c.workloads.find(uid); w != c.workloads.end()) w->second.pods.insert(podKey);
-  markPodDirty(c, rec);
+  w->pods.insert(podKey);
+  markPodDirty(rec);
 }
 
 // Only the new Workload's namespace can hold pods it resolves (every join key is namespaced or a
@@ -484,11 +479,11 @@ void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
   // Allocation changes what the consuming pods hold.
   for (const auto& r : claim.reservedFor) {
     auto pod = c.pods.find(r.uid);
-    if (pod != c.pods.end()) markPodDirty(c, pod->second);
+    if (pod != c.pods.end()) markPodDirty(pod->second);
   }
   for (const auto& o : claim.meta.ownerReferences) {
     auto pod = c.pods.find(o.uid);
-    if (pod != c.pods.end()) markPodDirty(c, pod->second);
+    if (pod != c.pods.end()) markPodDirty(pod->second);
   }
 }
 
@@ -608,10 +603,7 @@ void MilestoneEngine::State::gc(SystemTime now) {
       auto it = c.pods.find(t.uid);
       // Re-added (or already collected) since: not this tombstone's business.
       if (it == c.pods.end() || !it->second.deleted || !(it->second.deletedAt < cutoff)) continue;
-      if (!it->second.workloadUid.empty()) {
-        auto w = c.workloads.find(it->second.workloadUid);
-        if (w != c.workloads.end()) w->second.pods.erase(it->first);
-      }
+      if (it->second.workload != nullptr) it->second.workload->pods.erase(it->first);
       const auto& m = it->second.obj->meta;
       c.dropUnresolved(m.namespace_, it->first);
       auto byName = c.podsByName.find(nsName(m.namespace_, m.name));
@@ -624,15 +616,16 @@ void MilestoneEngine::State::gc(SystemTime now) {
     const LocalWorkload& l = it->second;
     if (!(l.deleted && l.deletedAt < cutoff)) continue;
     const auto& m = l.obj->meta;
+    // Only the entries that still name this Workload (a later one may have taken a key).
     auto byName = c.workloadsByName.find(nsName(m.namespace_, m.name));
-    if (byName != c.workloadsByName.end() && byName->second == m.uid) c.workloadsByName.erase(byName);
+    if (byName != c.workloadsByName.end() && byName->second == &l) c.workloadsByName.erase(byName);
     for (const auto& k : l.ownerKeys) {
       auto idx = c.workloadsByOwner.find(k);
-      if (idx != c.workloadsByOwner.end() && idx->second == m.uid) c.workloadsByOwner.erase(idx);
+      if (idx != c.workloadsByOwner.end() && idx->second == &l) c.workloadsByOwner.erase(idx);
     }
     for (const auto& k : l.jobNameKeys) {
       auto idx = c.workloadsByJobName.find(k);
-      if (idx != c.workloadsByJobName.end() && idx->second == m.uid) c.workloadsByJobName.erase(idx);
+      if (idx != c.workloadsByJobName.end() && idx->second == &l) c.workloadsByJobName.erase(idx);
     }
     if (!l.logical.empty()) {
       auto lw = logical.find(l.logical);
@@ -651,6 +644,10 @@ void MilestoneEngine::State::gc(SystemTime now) {
           logical.erase(lw);
         }
       }
+    }
+    // Its pods are joined to nothing now (their next event resolves them again).
+    for (std::string_view podKey : l.pods) {
+      if (auto p = c.pods.find(podKey); p != c.pods.end()) p->second.workload = nullptr;
     }
     c.workloads.erase(it);
   }
@@ -757,7 +754,7 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
     return;
   }
   s_->attachExternal(*c, it->second);
-  s_->markPodDirty(*c, it->second);
+  s_->markPodDirty(it->second);
 }
 
 void MilestoneEngine::restoreIncident(const IncidentRecord& incident) {

@@ -118,3 +118,42 @@ TEST_CASE("Workload gauges follow every change of a workload's state, queue and 
   CHECK(dup[0].cluster == "c1");
   CHECK(dup[0].count == 0);
 }
+
+// A pod record points at the local Workload it is joined to (change 61). When gc collects that
+// Workload while the pod is still tracked, the pod is joined to nothing (its pointer cleared: a
+// dangling one is what ASan would catch at the pod's next event), its next event leaves it
+// unresolved, and the Job's next Workload takes it.
+TEST_CASE("A pod outlives its Workload's collection: unresolved at its next event, then taken by the "
+          "Job's next Workload",
+          "[engine][snapshot]") {
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  h.step(at(-3600s));
+  WorkloadBuilder a("ns", "job-a-1", "wl-a", at(0s));
+  a.queue("lq-a").ownedByJob("a", "job-a").podSet(1, 1).reserved("cq-a", at(10s)).admitted(at(10s));
+  PodBuilder p("ns", "a-0", "pod-a", at(20s));
+  p.ownedByJob("a", "job-a").gpus(1).scheduled("n1", at(21s)).running(at(30s));
+  h.put("c1", a.obj(), at(11s));
+  h.put("c1", p.obj(), at(31s));
+  h.step(at(31s));
+  CHECK(workloadGauges(h.e.snapshot()) == Gauges{{{"c1", "cq-a", WorkloadState::Running}, 1}});
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+
+  // The Workload deleted (the pod stays) and collected after deletedRetention (1 h).
+  h.remove("c1", a.obj(), at(40s));
+  h.step(at(40s + 3700s));
+  CHECK(workloadGauges(h.e.snapshot()).empty());
+  CHECK(h.e.snapshot().stats.trackedPods == 1);
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);  // until its next event
+  // Its next event finds no Workload to join.
+  h.put("c1", p.obj(), at(3800s));
+  h.step(at(3800s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  // A new Workload of the same Job takes it: its pod is running.
+  WorkloadBuilder b("ns", "job-a-2", "wl-b", at(3900s));
+  b.queue("lq-a").ownedByJob("a", "job-a").podSet(1, 1).reserved("cq-a", at(3910s)).admitted(at(3910s));
+  h.put("c1", b.obj(), at(3911s));
+  h.step(at(3911s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+  CHECK(workloadGauges(h.e.snapshot()) == Gauges{{{"c1", "cq-a", WorkloadState::Running}, 1}});
+}
