@@ -114,23 +114,41 @@ Reflector::~Reflector() {
 
 std::string_view Reflector::resource() const { return model::kindInfo(kind_).resource; }
 
+size_t Reflector::UidHash::operator()(std::string_view uid) const noexcept {
+  return std::hash<std::string_view>{}(uid);
+}
+size_t Reflector::UidHash::operator()(const std::shared_ptr<const model::Object>& obj) const noexcept {
+  return (*this)(model::metaOf(*obj).uid);
+}
+bool Reflector::UidEqual::operator()(const std::shared_ptr<const model::Object>& a,
+                                     const std::shared_ptr<const model::Object>& b) const noexcept {
+  return model::metaOf(*a).uid == model::metaOf(*b).uid;
+}
+bool Reflector::UidEqual::operator()(std::string_view uid,
+                                     const std::shared_ptr<const model::Object>& b) const noexcept {
+  return uid == model::metaOf(*b).uid;
+}
+bool Reflector::UidEqual::operator()(const std::shared_ptr<const model::Object>& a,
+                                     std::string_view uid) const noexcept {
+  return model::metaOf(*a).uid == uid;
+}
+
 void Reflector::replaceHeld(Store& store, Store::iterator it,
                             std::shared_ptr<const model::Object> obj) {
-  // The node is moved, not reallocated: its key is pointed at the uid of the object it now holds
-  // (the same characters) before the one it held can be freed.
+  // The node is moved, not reallocated: it is given the new object (the same uid, so the same
+  // hash and bucket) and put back.
   auto node = store.extract(it);
-  node.key() = model::metaOf(*obj).uid;
-  node.mapped() = std::move(obj);
+  node.value() = std::move(obj);
   store.insert(std::move(node));
 }
 
 std::shared_ptr<const model::Object> Reflector::find(const std::string& uid) const {
-  auto it = store_.find(uid);
-  return it == store_.end() ? nullptr : it->second;
+  auto it = store_.find(std::string_view(uid));
+  return it == store_.end() ? nullptr : *it;
 }
 
 void Reflector::forEach(const std::function<void(const model::Object&)>& fn) const {
-  for (const auto& [uid, obj] : store_) fn(*obj);
+  for (const auto& obj : store_) fn(*obj);
 }
 
 void Reflector::start() {
@@ -315,7 +333,7 @@ void Reflector::markUnavailable(const std::string& why) {
     auto old = std::move(store_);
     store_.clear();
     reportTracked();
-    for (auto& [uid, obj] : old) {
+    for (const auto& obj : old) {
       deliver(model::EventType::Deleted, obj, obj, EventOrigin::Relist);
       if (state_ == ReflectorState::Stopped) return;
     }
@@ -529,7 +547,7 @@ std::shared_ptr<const model::Object> Reflector::admitListed(Store& into, model::
   if (model::metaOf(item).uid.empty()) return rejected();
   auto obj = std::make_shared<const model::Object>(std::move(item));
   // Two items claiming one uid (hostile: uids are unique per cluster): the first is kept.
-  if (!into.emplace(std::string_view(model::metaOf(*obj).uid), obj).second) return rejected();
+  if (!into.insert(obj).second) return rejected();
   return obj;
 }
 
@@ -566,19 +584,18 @@ void Reflector::completeList() {
     listed_.clear();
     listed_.shrink_to_fit();
     // Deletions first: objects that vanished while we were not watching.
-    for (const auto& [uid, old] : store_) {
-      if (!next.count(uid)) changes.push_back({model::EventType::Deleted, old, old});
+    for (const auto& old : store_) {
+      if (!next.count(old)) changes.push_back({model::EventType::Deleted, old, old});
     }
     for (const auto& obj : order) {
-      const std::string& uid = model::metaOf(*obj).uid;
-      auto it = store_.find(uid);
+      auto it = store_.find(obj);
       if (it == store_.end()) {
         changes.push_back({model::EventType::Added, obj, nullptr});
-      } else if (model::metaOf(*it->second).resourceVersion != model::metaOf(*obj).resourceVersion) {
-        changes.push_back({model::EventType::Modified, obj, it->second});
+      } else if (model::metaOf(**it).resourceVersion != model::metaOf(*obj).resourceVersion) {
+        changes.push_back({model::EventType::Modified, obj, *it});
       } else {
-        // Unchanged: keep the object the sink already knows (re-keyed: the listed copy goes).
-        replaceHeld(next, next.find(uid), it->second);
+        // Unchanged: keep the object the sink already knows (the listed copy goes).
+        replaceHeld(next, next.find(obj), *it);
       }
     }
     store_ = std::move(next);
@@ -806,9 +823,9 @@ bool Reflector::onWatchLine(std::string_view line) {
     lastRv_ = meta.resourceVersion;
   }
   ++watchEvents_;
-  auto it = store_.find(meta.uid);
+  auto it = store_.find(std::string_view(meta.uid));
   if (it != store_.end()) {
-    const model::ObjectMeta& held = model::metaOf(*it->second);
+    const model::ObjectMeta& held = model::metaOf(**it);
     if (held.name != meta.name || held.namespace_ != meta.namespace_) {
       // Names and namespaces never change and uids are unique: another object claiming a uid
       // already held is hostile. Skipped and counted; the object holding it stays as it was.
@@ -825,17 +842,17 @@ bool Reflector::onWatchLine(std::string_view line) {
   }
   if (ev->type == model::EventType::Deleted) {
     if (it == store_.end()) return true;  // never seen (or already gone): nothing to tell
-    auto prev = std::move(it->second);
+    auto prev = *it;
     store_.erase(it);
     reportTracked();
     deliver(model::EventType::Deleted, obj, std::move(prev), EventOrigin::Watch);
   } else if (it == store_.end()) {
-    store_.emplace(std::string_view(meta.uid), obj);
+    store_.insert(obj);
     reportTracked();
     deliver(model::EventType::Added, obj, nullptr, EventOrigin::Watch);
   } else {
-    if (model::metaOf(*it->second).resourceVersion == meta.resourceVersion) return true;  // dup
-    auto prev = it->second;
+    if (model::metaOf(**it).resourceVersion == meta.resourceVersion) return true;  // dup
+    auto prev = *it;
     replaceHeld(store_, it, obj);
     deliver(model::EventType::Modified, obj, std::move(prev), EventOrigin::Watch);
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
@@ -287,10 +288,23 @@ class Reflector {
   uint64_t watchEvents_ = 0;
   std::string lineBuf_;
 
-  /// uid → the object held. Each key views the uid inside its own value (so a tracked object
-  /// costs no key copy: 64 bytes less each, bench/README.md change 35); an entry whose value is
-  /// replaced is re-keyed to the new value's uid (replaceHeld) before the old value can go.
-  using Store = std::unordered_map<std::string_view, std::shared_ptr<const model::Object>>;
+  /// The objects held, found by uid: a set hashed and compared by the uid inside each object, so
+  /// an entry is its shared pointer alone (a 32-byte node; a map keyed by a view of the uid took
+  /// 48, bench/README.md change 63, and a copy of the uid 64 more before change 35). An entry whose
+  /// object is replaced is given the new object in place (replaceHeld): same uid, same bucket.
+  struct UidHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view uid) const noexcept;
+    size_t operator()(const std::shared_ptr<const model::Object>& obj) const noexcept;
+  };
+  struct UidEqual {
+    using is_transparent = void;
+    bool operator()(const std::shared_ptr<const model::Object>& a,
+                    const std::shared_ptr<const model::Object>& b) const noexcept;
+    bool operator()(std::string_view uid, const std::shared_ptr<const model::Object>& b) const noexcept;
+    bool operator()(const std::shared_ptr<const model::Object>& a, std::string_view uid) const noexcept;
+  };
+  using Store = std::unordered_set<std::shared_ptr<const model::Object>, UidHash, UidEqual>;
   static void replaceHeld(Store& store, Store::iterator it, std::shared_ptr<const model::Object> obj);
   /// A listed item entered into `into` under its uid, as the object held; null (counted as a
   /// decode error) when it has no uid or one already entered.
