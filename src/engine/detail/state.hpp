@@ -227,9 +227,10 @@ struct RarePodFields {
 };
 
 /// One pod of a cluster. One per tracked pod (150,000 at the largest estates): the fields most
-/// pods leave empty live behind `rare`, and the flags share one word, so that a record with its
-/// hash-map node (key and cached hash) fits jemalloc's 224-byte size class (256 at 192 bytes,
-/// 448 with the rare fields inline; bench/README.md, changes 35 and 58).
+/// pods leave empty live behind `rare`, the flags share one word, and the Workload is a pointer,
+/// so that a record with its hash-map node (key and cached hash) fits jemalloc's 192-byte size
+/// class (224 with the Workload's uid as a string, 256 before the flags were packed, 448 with the
+/// rare fields inline; bench/README.md, changes 35, 58 and 61).
 struct PodRecord {
   Interned cluster;
   SharedObject<model::Pod> obj;
