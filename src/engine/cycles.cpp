@@ -428,14 +428,14 @@ void MilestoneEngine::State::persistOpenCycle(LogicalWorkload& lw, Cycle& cy) {
   produced.openCycles.push_back(std::move(r));
 }
 
-void MilestoneEngine::State::closeOpenCycle(const std::string& lwKey, Cycle& cy,
+void MilestoneEngine::State::closeOpenCycle(std::string_view lwKey, Cycle& cy,
                                             SystemTime observedAt) {
   cy.persistedOpen = false;
   OpenCycleRecord r;
   const size_t slash = lwKey.find('/');
   r.workload.cluster = lwKey.substr(0, slash);
-  r.workload.uid = slash == std::string::npos ? std::string() : lwKey.substr(slash + 1);
-  r.key = "oc/" + lwKey + "/" + cy.id;
+  r.workload.uid = slash == std::string_view::npos ? std::string_view() : lwKey.substr(slash + 1);
+  r.key.append("oc/").append(lwKey).append("/").append(cy.id);
   r.workload.clusterQueue = cy.clusterQueue;
   r.cycleId = cy.id;
   r.open = false;
@@ -638,7 +638,7 @@ void MilestoneEngine::State::settle(LogicalWorkload& lw) {
   addRates(lw, -1);
   updateRates(lw);
   addRates(lw, 1);
-  stuckWatch.insert(lw.key);
+  if (stuckWatch.find(lw.key) == stuckWatch.end()) stuckWatch.emplace(lw.key);
   checkDuplicates(lw);
 }
 

@@ -116,7 +116,7 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
         if (pod.meta.deletionTimestamp && *pod.meta.deletionTimestamp < *end) end = pod.meta.deletionTimestamp;
         if (*end < *first) end = *first;
       }
-      auto [it, inserted] = runs.try_emplace(cl, Run{*first, end, !p->second.deleted});
+      auto [it, inserted] = runs.try_emplace(std::string(cl), Run{*first, end, !p->second.deleted});
       if (!inserted) {
         Run& r = it->second;
         r.start = std::min(r.start, *first);
@@ -124,7 +124,7 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
         r.runningNow = r.runningNow || !p->second.deleted;
       }
       if (!p->second.deleted && finished && *latest > *finished) {
-        auto [r, ins] = rerun.try_emplace(cl, *latest);
+        auto [r, ins] = rerun.try_emplace(std::string(cl), *latest);
         if (!ins) r->second = std::max(r->second, *latest);
       }
     }

@@ -127,20 +127,23 @@ void MilestoneEngine::State::indexWorkload(ClusterData& c, LocalWorkload& l) {
 // Decides which logical workload a Workload object belongs to: worker copies (origin label on a
 // worker) join the manager Workload of the same namespace/name; everything else is its own
 // logical workload on its cluster.
-void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
+void MilestoneEngine::State::linkWorkload(ClusterData& c, std::string_view uid, LocalWorkload& l) {
   const auto& m = l.obj->meta;
   l.remoteCopy = c.config.role == ClusterRole::Worker &&
                  model::findValue(m.labels, kOriginLabel) != nullptr;
+  // Each view in `locals` is of a configured cluster name and of a Workload's key in its
+  // cluster's `workloads` (`uid` here), never of a decoded object (replaced at its next event).
+  const std::string_view here = c.config.name;
   if (!l.remoteCopy) {
     std::string key = nsName(c.config.name, m.uid);
-    auto [it, inserted] = logical.try_emplace(key);
+    auto [it, inserted] = logical.try_emplace(std::move(key));
     LogicalWorkload& lw = it->second;
     if (inserted) {
-      lw.key = key;
+      lw.key = it->first;
       lw.cluster = c.config.name;
       lw.uid = m.uid;
       lw.multikueue = c.config.role == ClusterRole::Management;
-      if (auto r = restoredCycles.find(key); r != restoredCycles.end()) {
+      if (auto r = restoredCycles.find(it->first); r != restoredCycles.end()) {
         lw.cycles.push_back(std::move(r->second));
         restoredCycles.erase(r);
       }
@@ -150,47 +153,47 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, LocalWorkload& l) {
         auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
         if (byName == other.workloadsByName.end()) continue;
         LocalWorkload& copy = *byName->second;
-        if (!copy.remoteCopy || !copy.logical.empty()) continue;
-        copy.logical = key;
-        copy.logicalEntry = &lw;
-        lw.locals.emplace(name, copy.obj->meta.uid);
-        dirtyLocals.emplace(name, copy.obj->meta.uid);
+        if (!copy.remoteCopy || copy.linked) continue;
+        auto copyEntry = other.workloads.find(copy.obj->meta.uid);
+        if (copyEntry == other.workloads.end() || &copyEntry->second != &copy) continue;
+        copy.linked = true;
+        copy.logical = &lw;
+        lw.locals.emplace(std::string_view(other.config.name), std::string_view(copyEntry->first));
+        dirtyLocals.emplace(name, copyEntry->first);
       }
     }
-    lw.locals.emplace(c.config.name, m.uid);
-    l.logical = key;
-    l.logicalEntry = &lw;
-    dirty.insert(key);
+    lw.locals.emplace(here, uid);
+    l.linked = true;
+    l.logical = &lw;
+    dirty.insert(it->first);
     return;
   }
-  if (!l.logical.empty()) {
-    dirty.insert(l.logical);
+  if (l.linked) {
+    if (l.logical != nullptr) markDirty(l.logical->key);
     return;
   }
-  // Find the manager Workload: prefer one whose clusterName/nominations name this worker.
-  std::string best;
+  // Find the manager Workload: prefer one whose clusterName/nominations name this worker. Its
+  // logical workload is there while it is (linked when it arrived; gc erases both together).
+  LogicalWorkload* best = nullptr;
   for (auto& [name, other] : clusters) {
     if (other.config.role != ClusterRole::Management) continue;
     auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
     if (byName == other.workloadsByName.end()) continue;
     const LocalWorkload& mw = *byName->second;
-    std::string key = nsName(name, mw.obj->meta.uid);
+    if (mw.logical == nullptr) continue;
     const model::Workload& w = mw.obj;
     bool names = workerForMkc(w.clusterName) == c.config.name;
     for (const auto& n : w.rareStatus->nominatedClusterNames) {
       names = names || workerForMkc(n) == c.config.name;
     }
-    if (best.empty() || names) best = key;
+    if (best == nullptr || names) best = mw.logical;
     if (names) break;
   }
-  if (best.empty()) return;  // linked when the manager Workload arrives
+  if (best == nullptr) return;  // linked when the manager Workload arrives
+  l.linked = true;
   l.logical = best;
-  auto it = logical.find(best);
-  if (it != logical.end()) {
-    l.logicalEntry = &it->second;
-    it->second.locals.emplace(c.config.name, m.uid);
-    dirty.insert(best);
-  }
+  best->locals.emplace(here, uid);
+  markDirty(best->key);
 }
 
 void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
@@ -235,16 +238,13 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
       partsDirty.insert(partsByLocalQueue.begin(), partsByLocalQueue.end());
     }
   }
-  linkWorkload(c, l);
-  if (!l.logical.empty()) {
-    markPart(l.logical);  // deleted, or its home's queue, may have changed before any settle
-    auto lw = logical.find(l.logical);
-    if (lw != logical.end()) {
-      lw->second.lastObservedAt = std::max(lw->second.lastObservedAt, at);
-      if (!l.remoteCopy) {
-        lw->second.deleted = l.deleted;
-        lw->second.deletedAt = l.deletedAt;
-      }
+  linkWorkload(c, it->first, l);
+  if (LogicalWorkload* lw = l.logical) {
+    markPart(lw->key);  // deleted, or its home's queue, may have changed before any settle
+    lw->lastObservedAt = std::max(lw->lastObservedAt, at);
+    if (!l.remoteCopy) {
+      lw->deleted = l.deleted;
+      lw->deletedAt = l.deletedAt;
     }
   }
   dirtyLocals.emplace(c.config.name, w.meta.uid);
@@ -284,15 +284,9 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
 
 void MilestoneEngine::State::markPodDirty(const PodRecord& rec) {
   const LocalWorkload* w = rec.workload;
-  if (w == nullptr || w->logical.empty()) return;
-  dirty.insert(w->logical);
-  // The cached entry saves a lookup in the tree of every logical workload on every pod event.
-  LogicalWorkload* lw = w->logicalEntry;
-  if (lw == nullptr) {
-    auto found = logical.find(w->logical);
-    if (found == logical.end()) return;
-    lw = &found->second;
-  }
+  if (w == nullptr || w->logical == nullptr) return;
+  LogicalWorkload* lw = w->logical;
+  markDirty(lw->key);
   lw->lastObservedAt = std::max(lw->lastObservedAt, rec.lastObservedAt);
 }
 
@@ -300,7 +294,7 @@ void MilestoneEngine::State::joinPod(ClusterData& c, std::string_view podKey, Po
   LocalWorkload* w = resolvePod(c, rec.obj);
   if (rec.workload != nullptr && rec.workload != w) {
     rec.workload->pods.erase(podKey);
-    if (!rec.workload->logical.empty()) dirty.insert(rec.workload->logical);
+    if (rec.workload->logical != nullptr) markDirty(rec.workload->logical->key);
   }
   // A pod in unresolvedPods has no workload (one whose workload gc erased has none and is not
   // in it until its next event), so one that stays joined to the same Workload has nothing to
@@ -350,7 +344,8 @@ void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
 
 void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const model::Pod& p,
                                    SystemTime at, const std::shared_ptr<const model::Object>& holder) {
-  if (!inv.onPod(c.config.name, type, p)) {
+  // The inventory keeps the pod shared with the reflector's object (`p` lives in `holder`).
+  if (!inv.onPod(c.config.name, type, std::shared_ptr<const model::Pod>(holder, &p))) {
     ++stats.rejectedInventoryObjects;
     return;
   }
@@ -363,6 +358,12 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   if (inserted) {
     rec.cluster = c.config.name;
     rec.firstObservedAt = at;
+  } else if (rec.obj->meta.name != p.meta.name || rec.obj->meta.namespace_ != p.meta.namespace_) {
+    // A uid under another name (hostile input): out of the name index before its object goes.
+    if (auto byName = c.podsByName.find(podName(&rec));
+        byName != c.podsByName.end() && *byName == &rec) {
+      c.podsByName.erase(byName);
+    }
   }
   rec.obj.reset(holder);
   rec.lastObservedAt = std::max(rec.lastObservedAt, at);
@@ -375,13 +376,13 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   } else {
     rec.deleted = false;
   }
-  // Looked up through a reused buffer: a pod's name rarely changes owner, so most events
-  // neither allocate a key nor write.
-  keyScratch.assign(p.meta.namespace_).append("/").append(p.meta.name);
-  if (auto byName = c.podsByName.find(keyScratch); byName == c.podsByName.end()) {
-    c.podsByName.emplace(keyScratch, std::string_view(it->first));
-  } else if (byName->second != p.meta.uid) {
-    byName->second = it->first;
+  // A pod's name rarely changes hands (a pod deleted and created again), so most events neither
+  // allocate nor write here.
+  if (auto byName = c.podsByName.find(podName(&rec)); byName == c.podsByName.end()) {
+    c.podsByName.insert(&rec);
+  } else if (*byName != &rec) {
+    c.podsByName.erase(byName);
+    c.podsByName.insert(&rec);
   }
 
   PodSignals sig = readPodSignals(p, config.usefulWork);
@@ -422,8 +423,9 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   // Generated claims name their template: learn its devices from claims already seen.
   for (const auto& pc : p.claims) {
     if (pc.generatedClaimName.empty()) continue;
-    auto claim = c.claims.find(nsName(p.meta.namespace_, pc.generatedClaimName));
-    if (claim != c.claims.end()) learnTemplate(c, claim->second.obj);
+    const model::ResourceClaim* claim =
+        inv.findClaim(c.config.name, p.meta.namespace_, pc.generatedClaimName);
+    if (claim != nullptr) learnTemplate(c, *claim);
   }
   joinPod(c, it->first, rec);
 }
@@ -469,16 +471,11 @@ void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
     ++stats.rejectedInventoryObjects;
     return;
   }
-  std::string key = nsName(claim.meta.namespace_, claim.meta.name);
-  if (type == model::EventType::Deleted) {
-    c.claims.erase(key);
-  } else {
-    c.claims[key].obj.reset(holder);
-    learnTemplate(c, claim);
-  }
+  // The inventory keeps the claim (shared with the reflector); the engine reads it from there.
+  if (type != model::EventType::Deleted) learnTemplate(c, claim);
   // Allocation changes what the consuming pods hold.
-  for (const auto& r : claim.reservedFor) {
-    auto pod = c.pods.find(r.uid);
+  for (const auto& uid : claim.reservedForPods) {
+    auto pod = c.pods.find(uid);
     if (pod != c.pods.end()) markPodDirty(pod->second);
   }
   for (const auto& o : claim.meta.ownerReferences) {
@@ -575,7 +572,7 @@ void MilestoneEngine::State::flush() {
   for (auto& [name, c] : clusters) refreshUsable(c);
   // Settling one workload never dirties another, but a reclaim update may: loop until quiet.
   for (int round = 0; round < 4 && (!dirty.empty() || !dirtyLocals.empty()); ++round) {
-    std::set<std::string> keys;
+    std::set<std::string, std::less<>> keys;
     keys.swap(dirty);
     for (const auto& key : keys) {
       auto it = logical.find(key);
@@ -606,8 +603,8 @@ void MilestoneEngine::State::gc(SystemTime now) {
       if (it->second.workload != nullptr) it->second.workload->pods.erase(it->first);
       const auto& m = it->second.obj->meta;
       c.dropUnresolved(m.namespace_, it->first);
-      auto byName = c.podsByName.find(nsName(m.namespace_, m.name));
-      if (byName != c.podsByName.end() && byName->second == it->first) c.podsByName.erase(byName);
+      auto byName = c.podsByName.find(model::NamespacedName{m.namespace_, m.name});
+      if (byName != c.podsByName.end() && *byName == &it->second) c.podsByName.erase(byName);
       c.pods.erase(it);
       continue;
     }
@@ -627,22 +624,21 @@ void MilestoneEngine::State::gc(SystemTime now) {
       auto idx = c.workloadsByJobName.find(k);
       if (idx != c.workloadsByJobName.end() && idx->second == &l) c.workloadsByJobName.erase(idx);
     }
-    if (!l.logical.empty()) {
-      auto lw = logical.find(l.logical);
-      if (lw != logical.end()) {
-        lw->second.locals.erase({t.cluster, m.uid});
-        // The logical workload goes with its home Workload; its intervals stay in the timeline
-        // (they are history).
-        if (!l.remoteCopy) {
-          addRates(lw->second, -1);
-          stuckWatch.erase(lw->first);
-          markPart(lw->first);
-          // Copies left on workers still name it: their cached entry goes with it.
-          for (const auto& [cl, uid] : lw->second.locals) {
-            if (LocalWorkload* other = local(cl, uid)) other->logicalEntry = nullptr;
-          }
-          logical.erase(lw);
+    if (LogicalWorkload* lw = l.logical) {
+      // Before the Workload (and the key its entry views) is erased.
+      lw->locals.erase({std::string_view(c.config.name), std::string_view(it->first)});
+      // The logical workload goes with its home Workload; its intervals stay in the timeline
+      // (they are history).
+      if (!l.remoteCopy) {
+        auto entry = logical.find(lw->key);
+        addRates(*lw, -1);
+        stuckWatch.erase(entry->first);
+        markPart(entry->first);
+        // Copies left on workers still name it: their pointer goes with it (they stay linked).
+        for (const auto& [cl, uid] : lw->locals) {
+          if (LocalWorkload* other = local(cl, uid)) other->logical = nullptr;
         }
+        logical.erase(entry);
       }
     }
     // Its pods are joined to nothing now (their next event resolves them again).
@@ -746,15 +742,22 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
   if (slot.first.name.empty() || at < slot.first.at) {
     slot = {UsefulWorkSignal{SignalKind::External, at, std::move(signal)}, observedAt};
   }
-  std::string uid(pod);
-  if (auto byName = c->podsByName.find(uid); byName != c->podsByName.end()) uid.assign(byName->second);
-  auto it = c->pods.find(uid);
-  if (it == c->pods.end()) {
+  // "namespace/name" (the pod last seen under that name), else a uid.
+  PodRecord* rec = nullptr;
+  if (const size_t slash = pod.find('/'); slash != std::string_view::npos) {
+    auto byName = c->podsByName.find(model::NamespacedName{pod.substr(0, slash), pod.substr(slash + 1)});
+    if (byName != c->podsByName.end()) rec = *byName;
+  }
+  if (rec == nullptr) {
+    auto it = c->pods.find(pod);
+    if (it != c->pods.end()) rec = &it->second;
+  }
+  if (rec == nullptr) {
     ++s_->stats.unmatchedSignals;
     return;
   }
-  s_->attachExternal(*c, it->second);
-  s_->markPodDirty(it->second);
+  s_->attachExternal(*c, *rec);
+  s_->markPodDirty(*rec);
 }
 
 void MilestoneEngine::restoreIncident(const IncidentRecord& incident) {

@@ -79,7 +79,7 @@ void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
   // and is counted here at its release like any other — and so is a cycle restored as evicted
   // but not released (restoreCycle), whose pods this process usually never sees: the previous
   // process's figure for the victim stands then.
-  auto restored = restoredVictimEvictions.find({lw.key, unixMillis(evicted)});
+  auto restored = restoredVictimEvictions.find({std::string(lw.key), unixMillis(evicted)});
   const bool last = &cy == &lw.cycles.back();
   if (!(cy.has(Milestone::Released) || cy.has(Milestone::Finished) || !last || lw.deleted)) {
     if (restored != restoredVictimEvictions.end() && !cy.restored) restoredVictimEvictions.erase(restored);
@@ -116,7 +116,7 @@ void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
 void MilestoneEngine::State::scanPreemption(LocalWorkload& l) {
   const model::Workload& w = l.obj;
   const model::Condition* pr = condition(w.conditions, "Preempted");
-  if (!conditionTrue(pr) || l.logical.empty()) return;
+  if (!conditionTrue(pr) || !l.linked) return;
   const SystemTime t = pr->lastTransitionTime.value_or(l.lastObservedAt);
   const auto seenKey = std::make_pair(static_cast<int64_t>(t.time_since_epoch().count()), pr->reason);
   if (!l.preemptionsSeen.insert(seenKey).second) return;  // re-delivered
@@ -127,9 +127,8 @@ void MilestoneEngine::State::scanPreemption(LocalWorkload& l) {
   if (reason == PreemptionReason::Unknown && msg) reason = msg->reason;
   if (!isReclaim(reason)) return;  // InClusterQueue: a priority preemption, not a reclaim
   if (!msg || msg->preemptorUid.empty()) return;  // "UID: UNKNOWN": nobody to attribute it to
-  auto lwIt = logical.find(l.logical);
-  if (lwIt == logical.end()) return;
-  LogicalWorkload& victim = lwIt->second;
+  if (l.logical == nullptr) return;  // its logical workload went with its home Workload
+  LogicalWorkload& victim = *l.logical;
   SystemTime evictedAt = t;
   if (conditionTrue(ev) && ev->lastTransitionTime) evictedAt = *ev->lastTransitionTime;
   Cycle* cy = cycleAt(victim, evictedAt);
@@ -137,7 +136,7 @@ void MilestoneEngine::State::scanPreemption(LocalWorkload& l) {
   PendingVictim p;
   p.cluster = l.cluster;
   p.preemptorUid = msg->preemptorUid;
-  p.victim.victimLogical = victim.key;
+  p.victim.victimLogical = std::string(victim.key);
   p.victim.victimCycleId = cy->id;
   p.victim.cluster = l.cluster;
   p.victim.reason = std::string(preemptionReasonName(reason));
@@ -149,16 +148,11 @@ void MilestoneEngine::State::scanPreemption(LocalWorkload& l) {
 void MilestoneEngine::State::resolveVictims() {
   for (auto it = pendingVictims.begin(); it != pendingVictims.end();) {
     LocalWorkload* pl = local(it->cluster, it->preemptorUid);
-    if (pl == nullptr || pl->logical.empty()) {
+    if (pl == nullptr || pl->logical == nullptr || pl->logical->cycles.empty()) {
       ++it;
       continue;
     }
-    auto lwIt = logical.find(pl->logical);
-    if (lwIt == logical.end() || lwIt->second.cycles.empty()) {
-      ++it;
-      continue;
-    }
-    LogicalWorkload& p = lwIt->second;
+    LogicalWorkload& p = *pl->logical;
     Cycle* cy = cycleAt(p, it->victim.evictedAt);
     const std::string id = "reclaim/" + p.cluster + "/" + p.uid + "/" + cy->id;
     auto [rit, inserted] = reclaims.try_emplace(id);
@@ -170,7 +164,7 @@ void MilestoneEngine::State::resolveVictims() {
       r.rec.reason = it->victim.reason;
       r.rec.startedAt = it->victim.evictedAt;
       r.rec.outcome = ReclaimOutcome::Pending;
-      r.preemptorLogical = p.key;
+      r.preemptorLogical = std::string(p.key);
     }
     bool known = false;
     for (const auto& v : r.victims) {

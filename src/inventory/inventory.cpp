@@ -186,52 +186,59 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
 
 bool Inventory::onPod(std::string_view cluster_name, model::EventType type, const model::Pod& pod) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
+  return onPod(cluster_name, type, std::make_shared<const model::Pod>(pod));
+}
+
+bool Inventory::onPod(std::string_view cluster_name, model::EventType type,
+                      std::shared_ptr<const model::Pod> shared) {
+  if (type == model::EventType::Bookmark || type == model::EventType::Error || !shared) return true;
+  const model::Pod& pod = *shared;
   if (pod.meta.name.empty()) {
     ++rejected_objects_;
     return false;
   }
   ClusterState& state = cluster(cluster_name);
-  const std::string key = objectKey(pod.meta);
-  auto existing = state.pods.find(key);
+  auto existing = state.pods.find(model::namespacedName(pod.meta));
   if (type == model::EventType::Deleted) {
     if (existing != state.pods.end()) {
-      holdPod(state, existing->second, -1);
+      holdPod(state, *existing->object, -1);
       state.pods.erase(existing);
     }
     return true;
   }
-  // Most pod events are status churn: compared in place, without building a record.
-  if (existing != state.pods.end() && samePod(existing->second, pod)) return true;
-  PodRecord record;
-  record.nodeName = pod.nodeName;
-  record.terminated =
-      pod.phase == model::PodPhase::Succeeded || pod.phase == model::PodPhase::Failed;
-  for (const auto& [resource, milli] : pod.requests) {
-    if (tracked(resource)) record.requests.emplace_back(resource, milli);
+  if (existing == state.pods.end()) {
+    holdPod(state, pod, +1);
+    state.pods.insert(PodRecord{std::move(shared)});
+    return true;
   }
-  // Container status churn changes nothing here; only binding, termination and requests do.
-  if (existing != state.pods.end()) {
-    if (existing->second == record) return true;
-    holdPod(state, existing->second, -1);
+  // Most pod events are status churn: container statuses change nothing here; only binding,
+  // termination and requests do. The record takes the latest object either way.
+  if (!samePod(*existing->object, pod)) {
+    holdPod(state, *existing->object, -1);
+    holdPod(state, pod, +1);
   }
-  holdPod(state, record, +1);
-  state.pods.insert_or_assign(key, std::move(record));
+  existing->object = std::move(shared);
   return true;
 }
 
-bool Inventory::samePod(const PodRecord& record, const model::Pod& pod) const {
-  const bool terminated = pod.phase == model::PodPhase::Succeeded || pod.phase == model::PodPhase::Failed;
-  if (record.nodeName != pod.nodeName || record.terminated != terminated) return false;
-  size_t i = 0;
-  for (const auto& [resource, milli] : pod.requests) {
-    if (!tracked(resource)) continue;
-    if (i == record.requests.size() || record.requests[i].first != resource ||
-        record.requests[i].second != milli) {
-      return false;
-    }
-    ++i;
+bool Inventory::samePod(const model::Pod& a, const model::Pod& b) const {
+  auto terminated = [](const model::Pod& p) {
+    return p.phase == model::PodPhase::Succeeded || p.phase == model::PodPhase::Failed;
+  };
+  if (a.nodeName != b.nodeName || terminated(a) != terminated(b)) return false;
+  // The tracked requests of each, in order.
+  auto next = [this](const model::ResourceList& list, size_t i) {
+    while (i < list.size() && !tracked(list[i].first)) ++i;
+    return i;
+  };
+  size_t i = next(a.requests, 0);
+  size_t j = next(b.requests, 0);
+  while (i < a.requests.size() && j < b.requests.size()) {
+    if (a.requests[i] != b.requests[j]) return false;
+    i = next(a.requests, i + 1);
+    j = next(b.requests, j + 1);
   }
-  return i == record.requests.size();
+  return i == a.requests.size() && j == b.requests.size();
 }
 
 bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
@@ -269,6 +276,17 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
   holdClaim(state, record, +1);
   state.claims.insert_or_assign(key, std::move(record));
   return true;
+}
+
+const model::ResourceClaim* Inventory::findClaim(std::string_view cluster_name, std::string_view ns,
+                                                std::string_view name) const {
+  const ClusterState* state = findCluster(cluster_name);
+  if (state == nullptr) return nullptr;
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  key.append(ns).append("/").append(name);
+  auto it = state->claims.find(key);
+  return it == state->claims.end() ? nullptr : it->second.object.get();
 }
 
 void Inventory::advanceTo(SystemTime at) { tracker_.advanceTo(at); }
@@ -495,10 +513,14 @@ void Inventory::serve(const ClusterState& state, const std::string& resource,
   }
 }
 
-void Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) {
-  if (pod.terminated || pod.nodeName.empty()) return;
+void Inventory::holdPod(ClusterState& state, const model::Pod& pod, int64_t sign) const {
+  if (pod.phase == model::PodPhase::Succeeded || pod.phase == model::PodPhase::Failed ||
+      pod.nodeName.empty()) {
+    return;
+  }
   auto& by_resource = state.held[pod.nodeName];
   for (const auto& [resource, milli] : pod.requests) {
+    if (!tracked(resource)) continue;
     const int64_t units = wholeUnits(milli);
     if (units == 0) continue;
     auto it = by_resource.find(resource);

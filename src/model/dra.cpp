@@ -130,21 +130,26 @@ bool readClaimStatus(Ctx& c, od::value& v, ResourceClaim& rc) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
     if (k == "allocation") return readAllocation(c, x, rc);
     if (k == "reservedFor") {
-      rc.reservedFor.clear();
+      rc.reservedForPods.clear();
+      size_t entries = 0;
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
-        ConsumerReference ref;
+        std::string_view apiGroup;
+        std::string_view resource;
+        std::string uid;
         bool ok2 = forFields(c, e, [&](std::string_view rk, od::value& rx) {
-          if (rk == "resource") return readIdent(c, rx, ref.resource);
-          if (rk == "name") return readIdent(c, rx, ref.name);
-          if (rk == "uid") return readIdent(c, rx, ref.uid);
+          if (rk == "apiGroup") return getString(c, rx, apiGroup);
+          if (rk == "resource") return getString(c, rx, resource);
+          if (rk == "uid") return readIdent(c, rx, uid);
           return true;
         });
         if (!ok2) return false;
-        if (rc.reservedFor.size() >= kMaxReservedFor) return tooMany(c, kMaxReservedFor);
-        rc.reservedFor.push_back(std::move(ref));
+        if (++entries > kMaxReservedFor) return tooMany(c, kMaxReservedFor);
+        if (apiGroup.empty() && resource == "pods" && !uid.empty()) {
+          rc.reservedForPods.push_back(std::move(uid));
+        }
         return true;
       });
-      shrink(rc.reservedFor);
+      shrink(rc.reservedForPods);
       return ok;
     }
     return true;

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
@@ -296,11 +297,18 @@ class Inventory {
   bool onNode(std::string_view cluster, model::EventType type, const model::Node& node);
   /// Pod event: bound node, phase, extended-resource requests, claims.
   bool onPod(std::string_view cluster, model::EventType type, const model::Pod& pod);
+  /// Same, keeping the caller's pod instead of a copy (the engine shares its decoded pods).
+  bool onPod(std::string_view cluster, model::EventType type, std::shared_ptr<const model::Pod> pod);
   /// ResourceClaim event: requests and allocation results.
   bool onClaim(std::string_view cluster, model::EventType type, const model::ResourceClaim& claim);
   /// Same, keeping the caller's claim instead of a copy (the engine shares its decoded claims).
   bool onClaim(std::string_view cluster, model::EventType type,
                std::shared_ptr<const model::ResourceClaim> claim);
+  /// The claim `ns`/`name` of `cluster` as last seen (the decoded object the caller shared), or
+  /// null when it is not tracked. The engine reads a generated claim's requests through it
+  /// rather than keeping claims of its own (bench/README.md, change 66).
+  const model::ResourceClaim* findClaim(std::string_view cluster, std::string_view ns,
+                                        std::string_view name) const;
   /// Advances the pool-seconds integral (see PoolTracker::advanceTo).
   void advanceTo(SystemTime at);
   /// Forgets every object of `cluster`; counters are kept.
@@ -398,17 +406,31 @@ class Inventory {
     model::KeyValues nvidiaLabels;    // "nvidia.com/" labels (sharing)
     bool operator==(const NodeRecord&) const = default;
   };
-  /// One per tracked pod (150,000 at the largest estates). The node's name is the decoded pod's
-  /// pooled one, not a copy: with its hash-map node and key a record takes jemalloc's 96-byte
-  /// class (112 with a std::string, and a heap copy for every name past 15 characters, as most
-  /// cloud node names are: bench/README.md, change 58).
+  /// One per tracked pod (150,000 at the largest estates): the decoded pod itself, shared with
+  /// its owner (its node, phase and tracked requests are what is read), in a set hashed and
+  /// compared by the namespace and name inside it. Each event's object takes the place of the
+  /// last (a pod keeps its name), so no older version stays alive here. A 32-byte node a pod,
+  /// where a record of the figures with an "ns/name" key took a 96-byte node and the key's
+  /// 48 bytes of heap (bench/README.md, change 68).
   struct PodRecord {
-    Interned nodeName;
-    bool terminated = false;
-    model::ResourceList requests;  // tracked extended resources only
-    bool operator==(const PodRecord&) const = default;
+    mutable std::shared_ptr<const model::Pod> object;  // never null; replaced, never renamed
   };
-  static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 40, "PodRecord past 40 bytes");
+  struct PodRecordHash {
+    using is_transparent = void;
+    size_t operator()(model::NamespacedName k) const noexcept { return model::hashOf(k); }
+    size_t operator()(const PodRecord& r) const noexcept {
+      return model::hashOf(model::namespacedName(r.object->meta));
+    }
+  };
+  struct PodRecordEqual {
+    using is_transparent = void;
+    static model::NamespacedName of(model::NamespacedName k) { return k; }
+    static model::NamespacedName of(const PodRecord& r) {
+      return model::namespacedName(r.object->meta);
+    }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const { return of(a) == of(b); }
+  };
   /// A claim as last seen: the decoded object itself, shared with its owner (the requests and
   /// allocation results are what is read).
   struct ClaimRecord {
@@ -498,7 +520,7 @@ class Inventory {
     std::map<std::string, NodeRecord, std::less<>> nodes;
     // "namespace/name" → record. Only looked up, never walked (so hashed: an ordered tree of
     // 150,000 pods costs a string compare per level on every pod event; bench/README.md, change 36).
-    std::unordered_map<std::string, PodRecord> pods;
+    std::unordered_set<PodRecord, PodRecordHash, PodRecordEqual> pods;
     std::unordered_map<std::string, ClaimRecord> claims;
     // Maintained on every pod / claim event: node -> resource -> units held; allocated DRA
     // devices (their figures are applied to the totals at once).
@@ -554,7 +576,7 @@ class Inventory {
   ClassFigures classFigures(std::string_view cluster, const std::string& deviceClass,
                             const ClassSums& sums) const;
   /// Records a pod's holdings (+1) or releases them (−1); its node is recounted.
-  static void holdPod(ClusterState& state, const PodRecord& pod, int64_t sign);
+  void holdPod(ClusterState& state, const model::Pod& pod, int64_t sign) const;
   void holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const;
   static void markNodeChanged(ClusterState& state, const std::string& node);
   void applyDraDelta(const ClusterState& state, const std::string& key,
@@ -562,8 +584,8 @@ class Inventory {
   std::optional<UnavailableReason> nodeReason(const ClusterState& state,
                                               std::string_view node) const;
   bool tracked(std::string_view resource) const;
-  /// Whether `pod` would make the same PodRecord as `record` (the record onPod would build).
-  bool samePod(const PodRecord& record, const model::Pod& pod) const;
+  /// Whether two versions of a pod hold the same: node, termination and tracked requests.
+  bool samePod(const model::Pod& a, const model::Pod& b) const;
   static NodeSharing sharingOf(const NodeRecord& node, std::string_view resource);
   /// The class `resource` counts on `node` (nullptr: not bound, the resource itself); nullopt
   /// when the node's sharing mode for it is unknown.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,19 @@ struct ObjectMeta {
   KeyValues annotations;
   std::vector<OwnerReference> ownerReferences;
 };
+
+/// A namespaced object's namespace and name, viewed: the key of indexes whose entries hold the
+/// object itself (no "ns/name" copy an entry), hashed by hashOf.
+struct NamespacedName {
+  std::string_view ns;
+  std::string_view name;
+  bool operator==(const NamespacedName&) const = default;
+};
+inline NamespacedName namespacedName(const ObjectMeta& m) { return {m.namespace_, m.name}; }
+inline size_t hashOf(NamespacedName k) noexcept {
+  const size_t h = std::hash<std::string_view>{}(k.name);
+  return h ^ (std::hash<std::string_view>{}(k.ns) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
 
 enum class ConditionStatus : uint8_t { Unknown, True, False };
 

@@ -186,14 +186,18 @@ struct LocalWorkload {
   Interned cluster;
   SharedObject<model::Workload> obj;
   SystemTime lastObservedAt{};
-  bool deleted = false;
   SystemTime deletedAt{};
+  bool deleted = false;
   bool remoteCopy = false;   // worker copy of a manager workload (origin label on a worker)
-  std::string logical;       // key of the logical workload ("" while a copy's manager is unknown)
-  /// The entry `logical` names in State::logical (a std::map: its nodes stay put), for the
-  /// per-pod path; null until linked, and cleared in every local the entry lists when gc erases
-  /// it. Everything else looks `logical` up.
-  LogicalWorkload* logicalEntry = nullptr;
+  /// Linked to a logical workload once (a copy's manager known), whether or not that logical
+  /// workload is still there: a copy whose manager gc collected is not adopted by a later
+  /// manager of the same name.
+  bool linked = false;
+  /// The logical workload it belongs to, an entry of State::logical (a std::map: its nodes stay
+  /// put); null until linked, and cleared in every local the entry lists when gc erases it. In
+  /// place of a copy of the entry's key: no "<cluster>/<uid>" string a Workload, and the local
+  /// one jemalloc size class smaller with its hash-map node (bench/README.md, change 64).
+  LogicalWorkload* logical = nullptr;
   /// Uids of pods joined to it (same cluster), each a view of its key in ClusterData::pods: a pod
   /// record is taken out of this set before it is erased (joinPod, gc). A sorted vector: 16
   /// bytes a pod where a tree node took 48, and cyclePods walks it in order without chasing
@@ -209,6 +213,10 @@ struct LocalWorkload {
   std::vector<std::string> ownerKeys;
   std::vector<std::string> jobNameKeys;
 };
+// One per tracked Workload (50,000 at the benchmark's full estate): with its hash-map node (key and
+// cached hash), jemalloc's 256-byte class (320 with the logical workload's key as a string).
+static_assert(sizeof(void*) != 8 || sizeof(LocalWorkload) <= 208,
+              "LocalWorkload past jemalloc's 256-byte class with its hash-map node");
 
 /// The pod signals a PodRecord keeps (PodSignals without the invalid values, which only the
 /// event that carries them reads).
@@ -293,16 +301,22 @@ struct DeviceNeed {
 
 /// A logical workload: the manager Workload (MultiKueue), else the Workload itself.
 struct LogicalWorkload {
-  std::string key;  // "<cluster>/<uid>"
+  /// "<cluster>/<uid>": a view of its key in State::logical (the node's key stays put).
+  std::string_view key;
   std::string cluster;
   std::string uid;
   bool multikueue = false;
-  std::vector<Cycle> cycles;
-  std::set<std::pair<std::string, std::string>> locals;  // (cluster, uid): itself and its copies
-  std::vector<DeviceNeed> devices;
   bool devicesUnresolved = false;  // a podset claim whose devices are unknown
-  std::vector<Interval> intervals;
   bool deleted = false;
+  bool interruptedPending = false;
+  std::vector<Cycle> cycles;
+  /// (cluster, uid): itself and its copies, each a view of the cluster's configured name and of
+  /// the Workload's key in that cluster's ClusterData::workloads (both stay put; gc takes a
+  /// Workload out of this set before it erases the Workload). A sorted vector of views: 32 bytes
+  /// a Workload where a tree node with two strings took 144 (bench/README.md, change 64).
+  boost::container::flat_set<std::pair<std::string_view, std::string_view>> locals;
+  std::vector<DeviceNeed> devices;
+  std::vector<Interval> intervals;
   SystemTime deletedAt{};
   SystemTime lastObservedAt{};
   // Rates for the GPU-seconds counters (per class), refreshed at each settle.
@@ -311,8 +325,11 @@ struct LogicalWorkload {
   std::map<std::string, std::array<int64_t, 3>> rates;  // class → reserved, allocated, productive
   std::set<std::string> duplicateKeys;  // emitted
   std::vector<std::string> duplicateClustersNow;
-  bool interruptedPending = false;
 };
+// One per logical workload (25,000 at the benchmark's full estate): with its std::map node and
+// key, jemalloc's 448-byte class (512 before change 64).
+static_assert(sizeof(void*) != 8 || sizeof(LogicalWorkload) <= 384,
+              "LogicalWorkload past jemalloc's 448-byte class with its map node");
 
 struct Incident {
   IncidentRecord rec;
@@ -365,6 +382,24 @@ struct StringHash {
 template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
+/// A pod record's namespace and name, as its decoded object has them.
+inline model::NamespacedName podName(const PodRecord* r) { return model::namespacedName(r->obj->meta); }
+/// Hashes and compares pod records by their namespace and name (transparent: looked up by a
+/// NamespacedName). A pod keeps both for its life; a record whose object comes back under
+/// another name (hostile input) is taken out before that object replaces its own.
+struct PodNameHash {
+  using is_transparent = void;
+  size_t operator()(model::NamespacedName k) const noexcept { return model::hashOf(k); }
+  size_t operator()(const PodRecord* r) const noexcept { return model::hashOf(podName(r)); }
+};
+struct PodNameEqual {
+  using is_transparent = void;
+  static model::NamespacedName of(model::NamespacedName k) { return k; }
+  static model::NamespacedName of(const PodRecord* r) { return podName(r); }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const { return of(a) == of(b); }
+};
+
 /// Per-cluster object indexes.
 struct ClusterData {
   ClusterConfig config;
@@ -378,16 +413,16 @@ struct ClusterData {
   StringMap<LocalWorkload*> workloadsByOwner;    // owner/job uid →
   StringMap<LocalWorkload*> workloadsByJobName;  // ns/jobname →
   StringMap<PodRecord> pods;                // uid →
-  /// ns/name → uid, a view of the pod's key in `pods` (gc erases an entry with the record it names).
-  StringMap<std::string_view> podsByName;
+  /// The record of the pod last seen under each namespace/name (for external signals naming a
+  /// pod so): pointers to records of `pods` (nodes: they stay put), hashed by the name in each
+  /// record's object; gc erases a record's entry with it. A 16-byte node a pod where a map from an
+  /// "ns/name" copy to the uid took 112 bytes (bench/README.md, change 67).
+  std::unordered_set<PodRecord*, PodNameHash, PodNameEqual> podsByName;
   std::map<std::string, std::set<std::string>> unresolvedPods;    // namespace → uids
   size_t unresolvedCount = 0;
   void addUnresolved(const std::string& ns, const std::string& uid);
   void dropUnresolved(const std::string& ns, const std::string& uid);
-  struct ClaimInfo {
-    SharedObject<model::ResourceClaim> obj;
-  };
-  std::map<std::string, ClaimInfo> claims;  // ns/name →
+  // ResourceClaims: the inventory's (Inventory::findClaim), not a map of the engine's own.
   // Management cluster objects.
   std::map<std::string, model::ClusterQueue> clusterQueues;
   std::map<std::string, model::AdmissionCheck> admissionChecks;
@@ -424,11 +459,15 @@ struct MilestoneEngine::State {
   inventory::Inventory inv;
   std::map<std::string, ClusterData, std::less<>> clusters;
   std::map<std::string, std::string> mkcToCluster;  // MultiKueueCluster name → config cluster
-  std::map<std::string, LogicalWorkload> logical;   // key →
-  std::set<std::string> dirty;                      // LW keys to settle
+  std::map<std::string, LogicalWorkload, std::less<>> logical;   // key →
+  std::set<std::string, std::less<>> dirty;         // LW keys to settle
+  /// Puts a logical workload's key in `dirty` (a copy only when it is not there yet).
+  void markDirty(std::string_view lwKey) {
+    if (dirty.find(lwKey) == dirty.end()) dirty.emplace(lwKey);
+  }
   // Per-advance work is proportional to what changed, not to the estate: these name the few
   // logical workloads the time-driven passes must visit.
-  std::set<std::string> stuckWatch;  // settled since classifyStuck last found them settled for good
+  std::set<std::string, std::less<>> stuckWatch;  // settled since classifyStuck last found them settled for good
   std::priority_queue<Tombstone, std::vector<Tombstone>, std::greater<>> tombstones;  // gc()
   std::set<std::pair<std::string, std::string>> dirtyLocals;  // (cluster, uid) to scan for preemption
   bool candidatesDirty = false;
@@ -484,7 +523,6 @@ struct MilestoneEngine::State {
 
   std::optional<SystemTime> lastAdvance;
   Outputs produced;  // drained by advance()
-  std::string keyScratch;  // per-event "ns/name" lookups without an allocation
 
   // snapshot()'s workload gauges (workloads by state, stuck, duplicates now, unresolved claim
   // templates) as running totals:
@@ -508,7 +546,9 @@ struct MilestoneEngine::State {
   mutable std::unordered_set<std::string, StringHash, std::equal_to<>> partsDirty;
   // Workloads whose ClusterQueue is read through localQueueToClusterQueue: recounted when it learns.
   mutable std::unordered_set<std::string, StringHash, std::equal_to<>> partsByLocalQueue;
-  void markPart(const std::string& lwKey) { partsDirty.insert(lwKey); }
+  void markPart(std::string_view lwKey) {
+    if (partsDirty.find(lwKey) == partsDirty.end()) partsDirty.emplace(lwKey);
+  }
   void refreshWorkloadParts() const;
 
   // --- ingest (milestone_engine.cpp)
@@ -525,7 +565,7 @@ struct MilestoneEngine::State {
   void onNode(ClusterData& c, model::EventType type, const model::Node& n, SystemTime at);
   void onQueueObject(ClusterData& c, model::EventType type, const model::Object& o);
   void indexWorkload(ClusterData& c, LocalWorkload& lw);
-  void linkWorkload(ClusterData& c, LocalWorkload& lw);
+  void linkWorkload(ClusterData& c, std::string_view uid, LocalWorkload& lw);
   LocalWorkload* resolvePod(const ClusterData& c, const model::Pod& p) const;
   /// `podKey` is the pod's key in `c.pods` (the Workload's pod set views it).
   void joinPod(ClusterData& c, std::string_view podKey, PodRecord& rec);
@@ -551,7 +591,7 @@ struct MilestoneEngine::State {
   void emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy);
   void restoreCycle(const std::vector<MilestoneRecord>& milestones, std::optional<SystemTime> workSince);
   void persistOpenCycle(LogicalWorkload& lw, Cycle& cy);
-  void closeOpenCycle(const std::string& lwKey, Cycle& cy, SystemTime observedAt);
+  void closeOpenCycle(std::string_view lwKey, Cycle& cy, SystemTime observedAt);
   std::vector<const PodRecord*> cyclePods(const LogicalWorkload& lw, const Cycle& cy,
                                           bool includeDeleted) const;
   std::string executionCluster(const LogicalWorkload& lw, const Cycle& cy) const;

@@ -307,6 +307,10 @@ TEST_CASE("Stuck workloads are classified by reason after stuckAfter", "[engine]
 }
 
 TEST_CASE("Claim template devices are learned from a generated claim", "[engine][capacity]") {
+  // The claim arrives after its pod (learned at the claim's event), or before it (learned at the
+  // pod's, from the claims the inventory keeps).
+  const bool claimFirst = GENERATE(false, true);
+  CAPTURE(claimFirst);
   Harness h(standaloneConfig("c1"));
   h.put("c1", node("n1", {}, at(seconds(-7200))), at(seconds(-3600)));
   h.put("c1", gpuSlice("n1-gpus", "n1", "n1", 1, 8, at(seconds(-7200))), at(seconds(-3600)));
@@ -326,9 +330,16 @@ TEST_CASE("Claim template devices are learned from a generated claim", "[engine]
   claim.meta.annotations.emplace_back("resource.kubernetes.io/pod-claim-name", "gpu");
   claim.meta.ownerReferences.push_back({"v1", "Pod", "other-0", "other-pod", true});
   claim.requests.push_back({"gpu", "gpu.nvidia.com", false, 2, false, {}});
-  h.put("c1", pod.obj(), at(seconds(3)));
-  h.put("c1", claim, at(seconds(3)));
-  h.step(at(seconds(3)));
+  if (claimFirst) {
+    h.put("c1", claim, at(seconds(3)));
+    h.step(at(seconds(3)));
+    CHECK(h.e.snapshot().stats.unresolvedClaimTemplates == 1);  // no pod names its template yet
+    h.put("c1", pod.obj(), at(seconds(4)));
+  } else {
+    h.put("c1", pod.obj(), at(seconds(3)));
+    h.put("c1", claim, at(seconds(3)));
+  }
+  h.step(at(seconds(4)));
   auto snap = h.e.snapshot();
   CHECK(snap.stats.unresolvedClaimTemplates == 0);
   // min(8 usable − 0, 2 wanted) = 2 idle.

@@ -340,6 +340,58 @@ TEST_CASE("Useful-work signals: invalid values counted once, proxy labelled, ext
   CHECK(stats.unmatchedSignals == 1);
 }
 
+TEST_CASE("External signals by namespace/name reach the pod last seen under that name", "[engine]") {
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  WorkloadBuilder wx("ns", "job-x-1", "wl-x", at(0s));
+  wx.ownedByJob("x", "job-x").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  WorkloadBuilder wy("ns", "job-y-1", "wl-y", at(0s));
+  wy.ownedByJob("y", "job-y").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", wx.obj(), at(2s));
+  h.put("c1", wy.obj(), at(2s));
+  // Job x's pod "ns/x-0" runs and is deleted; a pod of Job y is then created under its name (a
+  // StatefulSet-style name handed on) while the deleted one is still tracked.
+  auto px = PodBuilder("ns", "x-0", "pod-x", at(2s)).ownedByJob("x", "job-x").scheduled("n1", at(3s)).running(at(10s));
+  h.put("c1", px.obj(), at(11s));
+  h.remove("c1", px.obj(), at(30s));
+  auto py = PodBuilder("ns", "x-0", "pod-y", at(31s)).ownedByJob("y", "job-y").scheduled("n1", at(32s)).running(at(40s));
+  h.put("c1", py.obj(), at(41s));
+  h.step(at(41s));
+  h.e.onUsefulWorkSignal("c1", "ns/x-0", at(50s), "promql", at(51s));
+  h.step(at(51s));
+  auto fy = h.milestone("wl-y", Milestone::FirstWork);
+  REQUIRE(fy);
+  CHECK(fy->eventTime == at(50s));
+  CHECK(fy->signal == "promql");
+  CHECK_FALSE(h.milestone("wl-x", Milestone::FirstWork));
+  CHECK(h.e.snapshot().stats.unmatchedSignals == 0);
+
+  // The deleted pod collected (deletedRetention 1 h): the name still finds the pod that has it.
+  h.step(at(30s + 3700s));
+  CHECK(h.e.snapshot().stats.trackedPods == 1);
+  h.e.onUsefulWorkSignal("c1", "ns/x-0", at(3740s), "promql", at(3741s));
+  CHECK(h.e.snapshot().stats.unmatchedSignals == 0);
+  h.e.onUsefulWorkSignal("c1", "ns/q-0", at(3740s), "promql", at(3741s));
+  CHECK(h.e.snapshot().stats.unmatchedSignals == 1);
+
+  // Hostile input: the uid comes back under another name. The old name finds nothing; the new
+  // one finds it.
+  auto renamed = PodBuilder("ns", "r-0", "pod-y", at(31s)).ownedByJob("y", "job-y").scheduled("n1", at(32s)).running(at(40s));
+  h.put("c1", renamed.obj(), at(3750s));
+  h.e.onUsefulWorkSignal("c1", "ns/x-0", at(3760s), "promql", at(3761s));
+  CHECK(h.e.snapshot().stats.unmatchedSignals == 2);
+  h.e.onUsefulWorkSignal("c1", "ns/r-0", at(3760s), "promql", at(3761s));
+  CHECK(h.e.snapshot().stats.unmatchedSignals == 2);
+  // Deleted and collected: neither name finds anything (an entry left under the old name would
+  // be read after its record is freed: ASan's builds catch that).
+  h.remove("c1", renamed.obj(), at(3770s));
+  h.step(at(3770s + 3700s));
+  CHECK(h.e.snapshot().stats.trackedPods == 0);
+  h.e.onUsefulWorkSignal("c1", "ns/x-0", at(7500s), "promql", at(7501s));
+  h.e.onUsefulWorkSignal("c1", "ns/r-0", at(7500s), "promql", at(7501s));
+  CHECK(h.e.snapshot().stats.unmatchedSignals == 4);
+}
+
 TEST_CASE("An invalid signal value is counted again only after the pod showed another one", "[engine]") {
   // The last invalid values are kept per pod only while the pod shows one (PodRecord::rare):
   // a valid value in between forgets them, so the same invalid value is a new one afterwards.

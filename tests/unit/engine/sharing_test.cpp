@@ -332,7 +332,7 @@ std::vector<ScriptEvent> mixedEstateDrill(bool draOnly = false) {
         c.requests.push_back(r);
         c.allocated = true;
         c.allocations.push_back({"gpu", "gpu.nvidia.com", "w1-dra-0", "gpu-0-mig-" + std::to_string(i)});
-        c.reservedFor.push_back({"pods", podName, podUid});
+        c.reservedForPods.push_back(podUid);
         ev.push_back({seconds(390), "w1", c});
       }
       p.scheduled(j.node, at(seconds(390)));

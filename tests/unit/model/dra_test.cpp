@@ -60,10 +60,8 @@ TEST_CASE("real allocated and reserved NVIDIA claim (v1 exactly)", "[model][dra]
   CHECK(rc.allocations[0].driver == "gpu.nvidia.com");
   CHECK(rc.allocations[0].pool == "conformance-test-np1-qcqc8-bpdtl-wv2gs");
   CHECK(rc.allocations[0].device == "gpu-0");
-  REQUIRE(rc.reservedFor.size() == 1);
-  CHECK(rc.reservedFor[0].resource == "pods");
-  CHECK(rc.reservedFor[0].name == "dra-gpu-example-798fccd4d-sfl2p");
-  CHECK(rc.reservedFor[0].uid == "d36ca24f-9949-4c33-9d47-c06846f775b1");
+  REQUIRE(rc.reservedForPods.size() == 1);
+  CHECK(rc.reservedForPods[0] == "d36ca24f-9949-4c33-9d47-c06846f775b1");
 }
 
 TEST_CASE("claim status excerpt: two results from one pool, no timestamp", "[model][dra]") {
@@ -80,7 +78,25 @@ TEST_CASE("claim status excerpt: two results from one pool, no timestamp", "[mod
   CHECK(rc.allocations[1].device == "eth1");
   CHECK(rc.allocations[1].pool == "kind-worker2");
   CHECK(rc.allocations[1].driver == "resource-driver.example.com");
-  CHECK(rc.reservedFor.empty());
+  CHECK(rc.reservedForPods.empty());
+}
+
+TEST_CASE("claim reservedFor: only pods' uids are kept", "[model][dra]") {
+  // A claim reserved for a pod and for two consumers that are not pods (another API group, and
+  // a core resource other than pods), in an order that puts the pod between them; the pod's
+  // entry names its fields in another order than the API writes them.
+  auto rc = decodeJson<ResourceClaim>(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+    "metadata": {"name": "shared", "namespace": "team-a", "uid": "rc-9"},
+    "status": {"reservedFor": [
+      {"apiGroup": "scheduling.example.com", "resource": "pods", "name": "p", "uid": "not-a-pod"},
+      {"uid": "pod-uid-1", "name": "trainer-0", "resource": "pods"},
+      {"resource": "services", "name": "svc", "uid": "svc-uid"},
+      {"apiGroup": "", "resource": "pods", "name": "trainer-1", "uid": "pod-uid-2"}]}})",
+                                     Kind::ResourceClaim);
+  REQUIRE(rc.reservedForPods.size() == 2);
+  CHECK(rc.reservedForPods[0] == "pod-uid-1");
+  CHECK(rc.reservedForPods[1] == "pod-uid-2");
 }
 
 TEST_CASE("claim request shapes: v1beta1 flat, firstAvailable, pending", "[model][dra]") {
