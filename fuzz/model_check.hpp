@@ -118,7 +118,7 @@ struct ObjectChecker {
       checkText(a.pool);
       checkText(a.device);
     }
-    for (const auto& r : rc.reservedFor) checkText(r.resource), checkText(r.name), checkText(r.uid);
+    for (const auto& uid : rc.reservedForPods) checkText(uid);
   }
   void operator()(const model::ResourceSlice& rs) const {
     checkText(rs.driver);
