@@ -331,15 +331,21 @@ void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
   if (!config.usefulWork.external) return;
   auto ext = external.find(c.config.name);
   if (ext == external.end()) return;
-  for (const auto& k : {rec.obj->meta.uid, nsName(rec.obj->meta.namespace_, rec.obj->meta.name)}) {
-    auto it = ext->second.find(k);
-    if (it == ext->second.end()) continue;
+  const auto& m = rec.obj->meta;
+  auto attach = [&](const std::string& key, bool byName) {
+    auto it = ext->second.find(key);
+    if (it == ext->second.end()) return;
+    // A signal naming the pod by name from before it was created is about an earlier pod of
+    // that name (onUsefulWorkSignal).
+    if (byName && it->second.first.at < m.creationTimestamp) return;
     if (!rec.external() || it->second.first.at < rec.external()->at) {
       RarePodFields& rare = rec.rareFields();
       rare.external = it->second.first;
       rare.externalObservedAt = it->second.second;
     }
-  }
+  };
+  attach(m.uid, false);
+  attach(nsName(m.namespace_, m.name), true);
 }
 
 void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const model::Pod& p,
@@ -738,19 +744,27 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
   }
   if (!s_->config.usefulWork.external) return;
   if (signal.empty()) signal = std::string(signalKindName(SignalKind::External));
-  auto& slot = s_->external[c->config.name][std::string(pod)];
-  if (slot.first.name.empty() || at < slot.first.at) {
-    slot = {UsefulWorkSignal{SignalKind::External, at, std::move(signal)}, observedAt};
-  }
   // "namespace/name" (the pod last seen under that name), else a uid.
   PodRecord* rec = nullptr;
-  if (const size_t slash = pod.find('/'); slash != std::string_view::npos) {
-    auto byName = c->podsByName.find(model::NamespacedName{pod.substr(0, slash), pod.substr(slash + 1)});
+  const size_t slash = pod.find('/');
+  if (slash != std::string_view::npos) {
+    auto byName =
+        c->podsByName.find(model::NamespacedName{pod.substr(0, slash), pod.substr(slash + 1)});
     if (byName != c->podsByName.end()) rec = *byName;
   }
   if (rec == nullptr) {
     auto it = c->pods.find(pod);
     if (it != c->pods.end()) rec = &it->second;
+  }
+  // The earliest signal for a pod is kept (for pods not seen yet, until deletedRetention). One
+  // kept under a name from before the pod of that name was created was about an earlier pod of
+  // that name (StatefulSet, JobSet and LeaderWorkerSet pods keep their names): this one takes
+  // its place.
+  auto& slot = s_->external[c->config.name][std::string(pod)];
+  const bool earlierPod = slash != std::string_view::npos && rec != nullptr &&
+                          !slot.first.name.empty() && slot.first.at < rec->obj->meta.creationTimestamp;
+  if (slot.first.name.empty() || at < slot.first.at || earlierPod) {
+    slot = {UsefulWorkSignal{SignalKind::External, at, std::move(signal)}, observedAt};
   }
   if (rec == nullptr) {
     ++s_->stats.unmatchedSignals;

@@ -48,6 +48,21 @@ struct TrainJob {
   }
 };
 
+/// Two admitted Jobs' Workloads (wl-x, wl-y) on a node of c1, and Job x's pod "ns/x-0" (uid
+/// pod-x, running from 10 s), put at 11 s: the external-signal-by-name cases.
+PodBuilder twoJobsAndPodOfX(Harness& h) {
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  WorkloadBuilder wx("ns", "job-x-1", "wl-x", at(0s));
+  wx.ownedByJob("x", "job-x").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  WorkloadBuilder wy("ns", "job-y-1", "wl-y", at(0s));
+  wy.ownedByJob("y", "job-y").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", wx.obj(), at(2s));
+  h.put("c1", wy.obj(), at(2s));
+  auto px = PodBuilder("ns", "x-0", "pod-x", at(2s)).ownedByJob("x", "job-x").scheduled("n1", at(3s)).running(at(10s));
+  h.put("c1", px.obj(), at(11s));
+  return px;
+}
+
 }  // namespace
 
 TEST_CASE("Milestones carry the objects' own event times and the observation time", "[engine]") {
@@ -342,17 +357,9 @@ TEST_CASE("Useful-work signals: invalid values counted once, proxy labelled, ext
 
 TEST_CASE("External signals by namespace/name reach the pod last seen under that name", "[engine]") {
   Harness h(standaloneConfig("c1"));
-  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
-  WorkloadBuilder wx("ns", "job-x-1", "wl-x", at(0s));
-  wx.ownedByJob("x", "job-x").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
-  WorkloadBuilder wy("ns", "job-y-1", "wl-y", at(0s));
-  wy.ownedByJob("y", "job-y").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
-  h.put("c1", wx.obj(), at(2s));
-  h.put("c1", wy.obj(), at(2s));
   // Job x's pod "ns/x-0" runs and is deleted; a pod of Job y is then created under its name (a
   // StatefulSet-style name handed on) while the deleted one is still tracked.
-  auto px = PodBuilder("ns", "x-0", "pod-x", at(2s)).ownedByJob("x", "job-x").scheduled("n1", at(3s)).running(at(10s));
-  h.put("c1", px.obj(), at(11s));
+  PodBuilder px = twoJobsAndPodOfX(h);
   h.remove("c1", px.obj(), at(30s));
   auto py = PodBuilder("ns", "x-0", "pod-y", at(31s)).ownedByJob("y", "job-y").scheduled("n1", at(32s)).running(at(40s));
   h.put("c1", py.obj(), at(41s));
@@ -390,6 +397,37 @@ TEST_CASE("External signals by namespace/name reach the pod last seen under that
   h.e.onUsefulWorkSignal("c1", "ns/x-0", at(7500s), "promql", at(7501s));
   h.e.onUsefulWorkSignal("c1", "ns/r-0", at(7500s), "promql", at(7501s));
   CHECK(h.e.snapshot().stats.unmatchedSignals == 4);
+}
+
+TEST_CASE("An external signal by name is not taken by a later pod of that name", "[engine]") {
+  // StatefulSet, JobSet and LeaderWorkerSet pods keep their names: a signal naming "ns/x-0"
+  // from before a pod of that name was created was about an earlier one.
+  Harness h(standaloneConfig("c1"));
+  PodBuilder px = twoJobsAndPodOfX(h);
+  h.e.onUsefulWorkSignal("c1", "ns/x-0", at(20s), "promql", at(21s));
+  h.step(at(21s));
+  auto fx = h.milestone("wl-x", Milestone::FirstWork);
+  REQUIRE(fx);
+  CHECK(fx->eventTime == at(20s));
+  // The pod deleted; Job y's pod created under its name at 31 s, running from 40 s: the 20 s
+  // signal is not its own.
+  h.remove("c1", px.obj(), at(30s));
+  auto py = PodBuilder("ns", "x-0", "pod-y", at(31s)).ownedByJob("y", "job-y").scheduled("n1", at(32s)).running(at(40s));
+  h.put("c1", py.obj(), at(41s));
+  h.step(at(41s));
+  CHECK_FALSE(h.milestone("wl-y", Milestone::FirstWork));
+  // Its own signal, later than the earlier pod's, takes that one's place and is its first work.
+  h.e.onUsefulWorkSignal("c1", "ns/x-0", at(50s), "promql", at(51s));
+  h.step(at(51s));
+  auto fy = h.milestone("wl-y", Milestone::FirstWork);
+  REQUIRE(fy);
+  CHECK(fy->eventTime == at(50s));
+  CHECK(fy->observedAt == at(51s));
+  // And it stays its own at the pod's next event (the kept signal is the 50 s one).
+  h.put("c1", py.obj(), at(60s));
+  h.step(at(60s));
+  CHECK(h.milestone("wl-y", Milestone::FirstWork)->eventTime == at(50s));
+  CHECK(h.e.snapshot().stats.unmatchedSignals == 0);
 }
 
 TEST_CASE("An invalid signal value is counted again only after the pod showed another one", "[engine]") {
