@@ -762,7 +762,8 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
   // its place.
   auto& slot = s_->external[c->config.name][std::string(pod)];
   const bool earlierPod = slash != std::string_view::npos && rec != nullptr &&
-                          !slot.first.name.empty() && slot.first.at < rec->obj->meta.creationTimestamp;
+                          !slot.first.name.empty() &&
+                          slot.first.at < rec->obj->meta.creationTimestamp;
   if (slot.first.name.empty() || at < slot.first.at || earlierPod) {
     slot = {UsefulWorkSignal{SignalKind::External, at, std::move(signal)}, observedAt};
   }

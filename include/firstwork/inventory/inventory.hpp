@@ -298,7 +298,8 @@ class Inventory {
   /// Pod event: bound node, phase, extended-resource requests, claims.
   bool onPod(std::string_view cluster, model::EventType type, const model::Pod& pod);
   /// Same, keeping the caller's pod instead of a copy (the engine shares its decoded pods).
-  bool onPod(std::string_view cluster, model::EventType type, std::shared_ptr<const model::Pod> pod);
+  bool onPod(std::string_view cluster, model::EventType type,
+             std::shared_ptr<const model::Pod> pod);
   /// ResourceClaim event: requests and allocation results.
   bool onClaim(std::string_view cluster, model::EventType type, const model::ResourceClaim& claim);
   /// Same, keeping the caller's claim instead of a copy (the engine shares its decoded claims).
@@ -518,8 +519,9 @@ class Inventory {
   };
   struct ClusterState {
     std::map<std::string, NodeRecord, std::less<>> nodes;
-    // "namespace/name" → record. Only looked up, never walked (so hashed: an ordered tree of
-    // 150,000 pods costs a string compare per level on every pod event; bench/README.md, change 36).
+    // By the namespace and name inside each record's pod. Only looked up, never walked (so hashed:
+    // an ordered tree of 150,000 pods costs a string compare per level on every pod event;
+    // bench/README.md, change 36).
     std::unordered_set<PodRecord, PodRecordHash, PodRecordEqual> pods;
     std::unordered_map<std::string, ClaimRecord> claims;
     // Maintained on every pod / claim event: node -> resource -> units held; allocated DRA

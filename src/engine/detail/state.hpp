@@ -383,7 +383,9 @@ template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
 /// A pod record's namespace and name, as its decoded object has them.
-inline model::NamespacedName podName(const PodRecord* r) { return model::namespacedName(r->obj->meta); }
+inline model::NamespacedName podName(const PodRecord* r) {
+  return model::namespacedName(r->obj->meta);
+}
 /// Hashes and compares pod records by their namespace and name (transparent: looked up by a
 /// NamespacedName). A pod keeps both for its life; a record whose object comes back under
 /// another name (hostile input) is taken out before that object replaces its own.
@@ -467,7 +469,8 @@ struct MilestoneEngine::State {
   }
   // Per-advance work is proportional to what changed, not to the estate: these name the few
   // logical workloads the time-driven passes must visit.
-  std::set<std::string, std::less<>> stuckWatch;  // settled since classifyStuck last found them settled for good
+  // Settled since classifyStuck last found them settled for good.
+  std::set<std::string, std::less<>> stuckWatch;
   std::priority_queue<Tombstone, std::vector<Tombstone>, std::greater<>> tombstones;  // gc()
   std::set<std::pair<std::string, std::string>> dirtyLocals;  // (cluster, uid) to scan for preemption
   bool candidatesDirty = false;

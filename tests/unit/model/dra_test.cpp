@@ -82,9 +82,9 @@ TEST_CASE("claim status excerpt: two results from one pool, no timestamp", "[mod
 }
 
 TEST_CASE("claim reservedFor: only pods' uids are kept", "[model][dra]") {
-  // A claim reserved for a pod and for two consumers that are not pods (another API group, and
-  // a core resource other than pods), in an order that puts the pod between them; the pod's
-  // entry names its fields in another order than the API writes them.
+  // A claim reserved for two pods and two consumers that are not pods (a "pods" resource of
+  // another API group, a core resource other than pods), interleaved; one pod's entry names its
+  // fields in another order than the API writes them, the other names the core group as "".
   auto rc = decodeJson<ResourceClaim>(R"({
     "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
     "metadata": {"name": "shared", "namespace": "team-a", "uid": "rc-9"},
