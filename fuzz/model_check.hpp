@@ -3,6 +3,7 @@
 // src/model/detail/json.hpp): it is of the requested kind, has a name and a uid, identifiers
 // within the 512-byte bound, quantities that are not negative, and only valid UTF-8 text.
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "firstwork/model/decode.hpp"
@@ -10,9 +11,9 @@
 
 namespace firstwork::fuzz {
 
-inline void checkText(const std::string& s) { FW_FUZZ_CHECK(validUtf8(s)); }
+inline void checkText(std::string_view s) { FW_FUZZ_CHECK(validUtf8(s)); }
 
-inline void checkIdent(const std::string& s) {
+inline void checkIdent(std::string_view s) {
   FW_FUZZ_CHECK(s.size() <= 512);
   checkText(s);
 }

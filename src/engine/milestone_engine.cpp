@@ -37,20 +37,26 @@ std::string nsName(std::string_view ns, std::string_view name) {
   return s;
 }
 
-void ClusterData::addUnresolved(const std::string& ns, const std::string& uid) {
-  if (unresolvedPods[ns].insert(uid).second) ++unresolvedCount;
+void ClusterData::addUnresolved(std::string_view ns, std::string_view uid) {
+  auto it = unresolvedPods.find(ns);
+  if (it == unresolvedPods.end()) it = unresolvedPods.try_emplace(std::string(ns)).first;
+  if (it->second.insert(SmallString(uid)).second) ++unresolvedCount;
 }
 
-void ClusterData::dropUnresolved(const std::string& ns, const std::string& uid) {
+void ClusterData::dropUnresolved(std::string_view ns, std::string_view uid) {
   auto it = unresolvedPods.find(ns);
-  if (it == unresolvedPods.end() || it->second.erase(uid) == 0) return;
+  if (it == unresolvedPods.end()) return;
+  auto u = it->second.find(uid);
+  if (u == it->second.end()) return;
+  it->second.erase(u);
   --unresolvedCount;
   if (it->second.empty()) unresolvedPods.erase(it);
 }
 
 namespace {
-void remember(std::vector<std::string>& keys, const std::string& key) {
-  if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+template <typename Key>
+void remember(std::vector<Key>& keys, std::string_view key) {
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.emplace_back(key);
 }
 }  // namespace
 
@@ -255,7 +261,7 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
 
 LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p) const {
   const auto& m = p.meta;
-  auto find = [&](const StringMap<LocalWorkload*>& idx, std::string_view k) -> LocalWorkload* {
+  auto find = [&](const auto& idx, std::string_view k) -> LocalWorkload* {
     auto it = idx.find(k);
     return it == idx.end() ? nullptr : it->second;
   };
@@ -313,9 +319,9 @@ void MilestoneEngine::State::joinPod(ClusterData& c, std::string_view podKey, Po
 // Only the new Workload's namespace can hold pods it resolves (every join key is namespaced or a
 // uid of an object in that namespace), so unresolved pods are kept by namespace.
 void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, std::string_view ns) {
-  auto inNs = c.unresolvedPods.find(std::string(ns));
+  auto inNs = c.unresolvedPods.find(ns);
   if (inNs == c.unresolvedPods.end()) return;
-  std::vector<std::string> uids(inNs->second.begin(), inNs->second.end());
+  std::vector<SmallString> uids(inNs->second.begin(), inNs->second.end());
   const std::string nsKey(ns);
   for (const auto& uid : uids) {
     auto it = c.pods.find(uid);
@@ -332,7 +338,7 @@ void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
   auto ext = external.find(c.config.name);
   if (ext == external.end()) return;
   const auto& m = rec.obj->meta;
-  auto attach = [&](const std::string& key, bool byName) {
+  auto attach = [&](std::string_view key, bool byName) {
     auto it = ext->second.find(key);
     if (it == ext->second.end()) return;
     // A signal naming the pod by name from before it was created is about an earlier pod of

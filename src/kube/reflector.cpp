@@ -142,8 +142,8 @@ void Reflector::replaceHeld(Store& store, Store::iterator it,
   store.insert(std::move(node));
 }
 
-std::shared_ptr<const model::Object> Reflector::find(const std::string& uid) const {
-  auto it = store_.find(std::string_view(uid));
+std::shared_ptr<const model::Object> Reflector::find(std::string_view uid) const {
+  auto it = store_.find(uid);
   return it == store_.end() ? nullptr : *it;
 }
 

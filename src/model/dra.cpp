@@ -135,7 +135,7 @@ bool readClaimStatus(Ctx& c, od::value& v, ResourceClaim& rc) {
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
         std::string_view apiGroup;
         std::string_view resource;
-        std::string uid;
+        SmallString uid;
         bool ok2 = forFields(c, e, [&](std::string_view rk, od::value& rx) {
           if (rk == "apiGroup") return getString(c, rx, apiGroup);
           if (rk == "resource") return getString(c, rx, resource);

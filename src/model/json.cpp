@@ -127,6 +127,14 @@ bool readIdent(Ctx& c, od::value& v, Interned& dst) {
   return true;
 }
 
+bool readIdent(Ctx& c, od::value& v, SmallString& dst) {
+  std::string_view s;
+  bool present = false;
+  if (!identView(c, v, s, present)) return false;
+  if (present) dst = s;
+  return true;
+}
+
 bool readText(Ctx& c, od::value& v, std::string& dst, size_t max) {
   std::string_view s;
   bool present = false;
@@ -228,6 +236,13 @@ bool readTime(Ctx& c, od::value& v, SystemTime& dst) {
   std::optional<SystemTime> t;
   if (!readTime(c, v, t)) return false;
   if (t) dst = *t;
+  return true;
+}
+
+bool readTime(Ctx& c, od::value& v, OptionalTime& dst) {
+  std::optional<SystemTime> t;
+  if (!readTime(c, v, t)) return false;
+  dst = t;
   return true;
 }
 

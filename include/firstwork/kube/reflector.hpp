@@ -148,7 +148,7 @@ class Reflector {
   const std::string& resourceVersion() const { return lastRv_; }
 
   size_t size() const { return store_.size(); }
-  std::shared_ptr<const model::Object> find(const std::string& uid) const;
+  std::shared_ptr<const model::Object> find(std::string_view uid) const;
   void forEach(const std::function<void(const model::Object&)>& fn) const;
   const ReflectorStats& stats() const { return stats_; }
   /// Bytes held in decoded LIST pages' buffers kept for the next pages (none outside a LIST).

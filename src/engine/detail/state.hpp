@@ -20,6 +20,7 @@
 #include <boost/container/flat_set.hpp>
 
 #include "firstwork/core/interned.hpp"
+#include "firstwork/core/small_string.hpp"
 #include "firstwork/engine/milestone_engine.hpp"
 #include "firstwork/engine/stuck.hpp"
 #include "firstwork/engine/timeline.hpp"
@@ -210,7 +211,7 @@ struct LocalWorkload {
   std::vector<model::Condition> resetConditions;
   // Keys this Workload registered in workloadsByOwner / workloadsByJobName (every version's), so
   // that gc() removes exactly its entries without scanning the indexes.
-  std::vector<std::string> ownerKeys;
+  std::vector<SmallString> ownerKeys;  // uids: inline
   std::vector<std::string> jobNameKeys;
 };
 // One per tracked Workload (50,000 at the benchmark's full estate): with its hash-map node (key and
@@ -382,6 +383,18 @@ struct StringHash {
 template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
+/// Hash of uid keys (SmallString, looked up by string_view). noexcept, so that libstdc++ keeps
+/// no hash code in each node (it caches one for hashes that may throw): with the 40-byte inline
+/// key a node is as large as with a std::string key and a cached hash, and the 48-byte heap
+/// block a 36-character uid took as a std::string is gone (bench/README.md, change 69). Lookups
+/// compare keys in the bucket directly; a rehash hashes each key again.
+struct UidHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using UidMap = std::unordered_map<SmallString, V, UidHash, std::equal_to<>>;
+
 /// A pod record's namespace and name, as its decoded object has them.
 inline model::NamespacedName podName(const PodRecord* r) {
   return model::namespacedName(r->obj->meta);
@@ -407,23 +420,23 @@ struct ClusterData {
   ClusterConfig config;
   // Looked up on every event and never iterated: hashed, so a lookup does not grow with the
   // estate (ordered maps of 36-byte uids were the engine's top cost at scale).
-  StringMap<LocalWorkload> workloads;       // uid →
+  UidMap<LocalWorkload> workloads;          // uid →
   // Each names a Workload by its entry in `workloads` (a node: it stays put), not by a copy of its
   // uid; gc erases a Workload's entries with it (LocalWorkload::ownerKeys, jobNameKeys): up to
   // three a Workload, 64 bytes less each, and no uid copied out at each pod's join (change 62).
   StringMap<LocalWorkload*> workloadsByName;     // ns/name →
-  StringMap<LocalWorkload*> workloadsByOwner;    // owner/job uid →
+  UidMap<LocalWorkload*> workloadsByOwner;       // owner/job uid →
   StringMap<LocalWorkload*> workloadsByJobName;  // ns/jobname →
-  StringMap<PodRecord> pods;                // uid →
+  UidMap<PodRecord> pods;                   // uid →
   /// The record of the pod last seen under each namespace/name (for external signals naming a
   /// pod so): pointers to records of `pods` (nodes: they stay put), hashed by the name in each
   /// record's object; gc erases a record's entry with it. A 16-byte node a pod where a map from an
   /// "ns/name" copy to the uid took 112 bytes (bench/README.md, change 67).
   std::unordered_set<PodRecord*, PodNameHash, PodNameEqual> podsByName;
-  std::map<std::string, std::set<std::string>> unresolvedPods;    // namespace → uids
+  std::map<std::string, std::set<SmallString, std::less<>>, std::less<>> unresolvedPods;  // ns →
   size_t unresolvedCount = 0;
-  void addUnresolved(const std::string& ns, const std::string& uid);
-  void dropUnresolved(const std::string& ns, const std::string& uid);
+  void addUnresolved(std::string_view ns, std::string_view uid);
+  void dropUnresolved(std::string_view ns, std::string_view uid);
   // ResourceClaims: the inventory's (Inventory::findClaim), not a map of the engine's own.
   // Management cluster objects.
   std::map<std::string, model::ClusterQueue> clusterQueues;
@@ -449,7 +462,7 @@ struct ClusterData {
 struct Tombstone {
   SystemTime deletedAt{};
   std::string cluster;
-  std::string uid;
+  SmallString uid;
   bool pod = false;
   bool operator>(const Tombstone& o) const { return deletedAt > o.deletedAt; }
 };
@@ -479,7 +492,9 @@ struct MilestoneEngine::State {
   // count, CEL selectors; a MIG request names its profile in the selectors).
   std::map<std::pair<std::string, std::string>, std::vector<model::DeviceRequest>> templates;
   // External useful-work signals by cluster and pod reference (uid or ns/name).
-  std::map<std::string, std::map<std::string, std::pair<UsefulWorkSignal, SystemTime>>> external;
+  std::map<std::string,
+           std::map<std::string, std::pair<UsefulWorkSignal, SystemTime>, std::less<>>>
+      external;
 
   // Capacity ledger.
   std::map<std::pair<std::string, std::string>, StepTimeline<Levels>> timelines;  // (cluster, class)

@@ -83,6 +83,7 @@ bool getString(Ctx& c, od::value& v, std::string_view& out, bool* present = null
 /// An identifier: string ≤ kMaxIdentBytes, else error. Null leaves `dst` unchanged.
 bool readIdent(Ctx& c, od::value& v, std::string& dst);
 bool readIdent(Ctx& c, od::value& v, Interned& dst);
+bool readIdent(Ctx& c, od::value& v, SmallString& dst);
 /// Free text truncated to `max` bytes. Null leaves `dst` unchanged.
 bool readText(Ctx& c, od::value& v, std::string& dst, size_t max = kMaxTextBytes);
 bool readText(Ctx& c, od::value& v, Interned& dst, size_t max = kMaxTextBytes);
@@ -95,6 +96,8 @@ bool readInt32(Ctx& c, od::value& v, int32_t& dst);
 bool readTime(Ctx& c, od::value& v, std::optional<SystemTime>& dst);
 /// RFC 3339 string; null leaves `dst` unchanged.
 bool readTime(Ctx& c, od::value& v, SystemTime& dst);
+/// RFC 3339 string; null → absent.
+bool readTime(Ctx& c, od::value& v, OptionalTime& dst);
 /// A resource.Quantity as milli-units: a string ("8", "500m", "80Gi") or, as Kubernetes accepts on
 /// input, a JSON number. `present` is false for null.
 bool readQuantity(Ctx& c, od::value& v, int64_t& milli, bool& present);

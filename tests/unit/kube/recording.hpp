@@ -24,12 +24,12 @@ class RecordingSink final : public kube::EventSink {
   };
   void onEvent(const kube::ObjectEvent& ev) override {
     const auto& m = model::metaOf(*ev.object);
-    Seen s{ev.type, ev.origin, m.name, m.uid, m.resourceVersion,
+    Seen s{ev.type, ev.origin, m.name, m.uid.str(), m.resourceVersion,
            ev.previous ? model::metaOf(*ev.previous).resourceVersion : std::string()};
     events.push_back(s);
     // What a consumer relies on: Added only for unknown objects, Modified/Deleted only for
     // known ones, `previous` exactly what was delivered last, nothing repeated.
-    auto it = mirror.find(m.uid);
+    auto it = mirror.find(s.uid);
     if (ev.type == model::EventType::Added) {
       if (it != mirror.end() || ev.previous) ++violations;
     } else if (it == mirror.end() || !ev.previous || s.previousRv != it->second) {
@@ -38,9 +38,9 @@ class RecordingSink final : public kube::EventSink {
       ++violations;  // a "change" to the same version is a duplicate
     }
     if (ev.type == model::EventType::Deleted) {
-      mirror.erase(m.uid);
+      mirror.erase(s.uid);
     } else {
-      mirror[m.uid] = m.resourceVersion;
+      mirror[s.uid] = m.resourceVersion;
     }
   }
   void onSynced(std::string_view, model::Kind) override { ++synced; }

@@ -143,6 +143,32 @@ TEST_CASE("identity is required and must be strings", "[model][meta]") {
         "metadata.ownerReferences[0].controller: expected boolean, got string (Pod p)");
 }
 
+TEST_CASE("uids of any length are kept whole: inline up to 38 bytes, past that on the heap",
+          "[model][meta]") {
+  // A Kubernetes uid is 36 characters; hostile or foreign ones may be longer, up to the
+  // identifier bound (change 69 keeps uids in a SmallString).
+  const std::string uid36 = "d36ca24f-9949-4c33-9d47-c06846f775b1";
+  const std::string uid100 = uid36 + "-" + std::string(63, 'x');
+  for (const std::string& uid : {uid36, uid100, std::string(512, 'u')}) {
+    auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": ")" + uid +
+                                 R"(", "ownerReferences": [{"kind": "Job", "name": "j", "uid": ")" +
+                                 uid + R"("}]}, "status": {}})",
+                             Kind::Pod);
+    CHECK(p.meta.uid == uid);
+    CHECK(p.meta.uid.onHeap() == (uid.size() > SmallString::kInlineBytes));
+    REQUIRE(p.meta.ownerReferences.size() == 1);
+    CHECK(p.meta.ownerReferences[0].uid == uid);
+    // The decoded object is a value: a copy and a move keep the uid.
+    Pod copy = p;
+    Pod moved = std::move(p);
+    CHECK(copy.meta.uid == uid);
+    CHECK(moved.meta.uid == uid);
+    CHECK(moved.meta.ownerReferences[0].uid == uid);
+  }
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": ")" + std::string(513, 'u') + R"("}})",
+                    Kind::Pod) == "metadata.uid: longer than 512 bytes (513) (Pod p)");
+}
+
 TEST_CASE("condition text is truncated, entries without type skipped", "[model][meta]") {
   std::string longMessage(1000, 'm');
   auto n = decodeJson<Node>(R"({"metadata": {"name": "n", "uid": "u"}, "status": {"conditions": [
