@@ -124,7 +124,7 @@ void MilestoneEngine::State::indexWorkload(ClusterData& c, LocalWorkload& l) {
       remember(l.jobNameKeys, key);
     }
   }
-  if (const std::string* job = model::findValue(m.labels, kJobUidLabel)) {
+  if (const SmallString* job = model::findValue(m.labels, kJobUidLabel)) {
     c.workloadsByOwner[*job] = &l;
     remember(l.ownerKeys, *job);
   }
@@ -265,7 +265,7 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
     auto it = idx.find(k);
     return it == idx.end() ? nullptr : it->second;
   };
-  if (const std::string* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
+  if (const SmallString* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
     if (auto* w = find(c.workloadsByName, nsName(m.namespace_, *name))) return w;
   }
   // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid).
@@ -448,7 +448,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
 // controller reference to the pod; the pod's spec names the template. The claim's requests then
 // say which DeviceClass (and how many devices) the template asks for.
 void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::ResourceClaim& claim) {
-  const std::string* podClaim = model::findValue(claim.meta.annotations, kPodClaimNameAnnotation);
+  const SmallString* podClaim = model::findValue(claim.meta.annotations, kPodClaimNameAnnotation);
   if (podClaim == nullptr) return;
   for (const auto& o : claim.meta.ownerReferences) {
     if (o.kind != "Pod") continue;

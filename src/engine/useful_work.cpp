@@ -27,7 +27,7 @@ PodSignals readPodSignals(const model::Pod& pod, const UsefulWorkConfig& config)
   };
 
   if (config.annotation) {
-    if (const std::string* v = model::findValue(pod.meta.annotations, kFirstWorkAnnotation)) {
+    if (const SmallString* v = model::findValue(pod.meta.annotations, kFirstWorkAnnotation)) {
       auto t = parseRfc3339(*v);
       if (t) {
         out.firstWork = UsefulWorkSignal{SignalKind::Annotation, *t,
@@ -36,7 +36,7 @@ PodSignals readPodSignals(const model::Pod& pod, const UsefulWorkConfig& config)
         out.invalidFirstWork = *v;
       }
     }
-    if (const std::string* v = model::findValue(pod.meta.annotations, kLastCheckpointAnnotation)) {
+    if (const SmallString* v = model::findValue(pod.meta.annotations, kLastCheckpointAnnotation)) {
       auto t = parseRfc3339(*v);
       if (t) {
         out.lastCheckpoint = *t;

@@ -35,14 +35,14 @@ constexpr std::string_view kInvalidMigProfile = "INVALID";
 constexpr std::string_view kNvidiaGpuResource = "nvidia.com/gpu";
 constexpr std::string_view kNvidiaMigResourcePrefix = "nvidia.com/mig-";
 
-const std::string* label(const model::KeyValues& labels, std::string_view key) {
+const SmallString* label(const model::KeyValues& labels, std::string_view key) {
   for (const auto& [k, v] : labels) {
     if (k == key) return &v;
   }
   return nullptr;
 }
 
-const std::string* resourceLabel(const model::KeyValues& labels, std::string_view resource,
+const SmallString* resourceLabel(const model::KeyValues& labels, std::string_view resource,
                                  std::string_view suffix) {
   std::string key(resource);
   key += '.';
@@ -50,7 +50,7 @@ const std::string* resourceLabel(const model::KeyValues& labels, std::string_vie
   return label(labels, key);
 }
 
-std::optional<int64_t> parseCount(const std::string& v) {
+std::optional<int64_t> parseCount(std::string_view v) {
   int64_t n = 0;
   const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
   if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) return std::nullopt;
@@ -98,11 +98,11 @@ NodeSharing readNodeSharing(const model::KeyValues& labels, std::string_view res
   const bool migResource = base.starts_with(kNvidiaMigResourcePrefix);
   if (migResource) s.migProfile = std::string(base.substr(kNvidiaMigResourcePrefix.size()));
 
-  const std::string* replicas = resourceLabel(labels, base, "replicas");
-  const std::string* strategy = resourceLabel(labels, base, "sharing-strategy");
-  const std::string* product = resourceLabel(labels, base, "product");
-  const std::string* count = resourceLabel(labels, base, "count");
-  const std::string* migStrategy = label(labels, kMigStrategyLabel);
+  const SmallString* replicas = resourceLabel(labels, base, "replicas");
+  const SmallString* strategy = resourceLabel(labels, base, "sharing-strategy");
+  const SmallString* product = resourceLabel(labels, base, "product");
+  const SmallString* count = resourceLabel(labels, base, "count");
+  const SmallString* migStrategy = label(labels, kMigStrategyLabel);
   if (strategy != nullptr) s.strategy = *strategy;
   if (migStrategy != nullptr) s.migStrategy = *migStrategy;
   if (product != nullptr) {

@@ -143,6 +143,14 @@ bool readText(Ctx& c, od::value& v, std::string& dst, size_t max) {
   return true;
 }
 
+bool readText(Ctx& c, od::value& v, SmallString& dst, size_t max) {
+  std::string_view s;
+  bool present = false;
+  if (!getString(c, v, s, &present)) return false;
+  if (present) dst = truncateUtf8(s, max);
+  return true;
+}
+
 bool readText(Ctx& c, od::value& v, Interned& dst, size_t max) {
   std::string_view s;
   bool present = false;

@@ -7,7 +7,7 @@
 
 namespace firstwork::model {
 
-const std::string* findValue(const KeyValues& kv, std::string_view key) {
+const SmallString* findValue(const KeyValues& kv, std::string_view key) {
   for (const auto& [k, v] : kv) {
     if (k == key) return &v;
   }
@@ -88,7 +88,7 @@ bool readKeyValues(Ctx& c, od::value& v, KeyValues& dst) {
       c, v,
       [&](std::string_view key, od::value& x) {
         if (key.size() > kMaxKeyBytes || !keptKey(key)) return true;
-        std::string value;
+        SmallString value;
         if (!readText(c, x, value)) return false;
         for (auto& [k, old] : dst) {
           if (k == key) {  // duplicate key: the last one wins, as in Go's encoding/json

@@ -72,7 +72,7 @@ bool readFlavors(Ctx& c, od::value& v, KeyValues& dst) {
       c, v,
       [&](std::string_view resource, od::value& x) {
         if (!isDeviceResource(resource)) return true;
-        std::string flavor;
+        SmallString flavor;
         if (!readIdent(c, x, flavor)) return false;
         if (resource.size() > kMaxIdentBytes) return c.fail("resource name too long");
         if (dst.size() >= kMaxResources) return tooMany(c, kMaxResources);

@@ -53,11 +53,13 @@ class Boxed {
 /// Small ordered key/value list: objects carry few relevant labels/annotations, and a flat vector
 /// is smaller and faster than a map at that size.
 /// Keys come from a small vocabulary (the prefixes below), so they are interned; values are not
-/// (job names and uids are unique, and the pool never shrinks).
-using KeyValues = std::vector<std::pair<Interned, std::string>>;
+/// (job names and uids are unique, and the pool never shrinks): each is a SmallString, inline up
+/// to 38 characters (a Job's uid, a Workload's name, an RFC 3339 time; bench/README.md, change
+/// 71).
+using KeyValues = std::vector<std::pair<Interned, SmallString>>;
 
 /// Returns the value for `key`, or nullptr.
-const std::string* findValue(const KeyValues& kv, std::string_view key);
+const SmallString* findValue(const KeyValues& kv, std::string_view key);
 
 struct OwnerReference {
   Interned apiVersion;  // e.g. "batch/v1"

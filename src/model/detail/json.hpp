@@ -87,6 +87,7 @@ bool readIdent(Ctx& c, od::value& v, SmallString& dst);
 /// Free text truncated to `max` bytes. Null leaves `dst` unchanged.
 bool readText(Ctx& c, od::value& v, std::string& dst, size_t max = kMaxTextBytes);
 bool readText(Ctx& c, od::value& v, Interned& dst, size_t max = kMaxTextBytes);
+bool readText(Ctx& c, od::value& v, SmallString& dst, size_t max = kMaxTextBytes);
 /// A message: text, pooled when at most kPooledMessageBytes long (Interned::pooledUpTo).
 bool readMessage(Ctx& c, od::value& v, Interned& dst);
 bool readBool(Ctx& c, od::value& v, bool& dst);

@@ -79,6 +79,34 @@ TEST_CASE("metadata bounds: 64 kept labels, truncated values, duplicate keys", "
   REQUIRE(p.meta.annotations.size() == 2);
   CHECK(*findValue(p.meta.annotations, "firstwork.dev/x") == "second");  // last duplicate wins
   CHECK(findValue(p.meta.annotations, "firstwork.dev/long")->size() == 255);
+  CHECK(findValue(p.meta.annotations, "firstwork.dev/long")->onHeap());
+  CHECK(*findValue(p.meta.annotations, "firstwork.dev/long") == value.substr(0, 255));
+}
+
+TEST_CASE("label and annotation values: inline up to 38 bytes, longer ones kept whole",
+          "[model][meta]") {
+  // Values are SmallStrings (change 71): a Job's uid (36), a Workload's name and an RFC 3339
+  // time fit inline; a longer value is held on the heap, as it was read.
+  const std::string jobUid = "d36ca24f-9949-4c33-9d47-c06846f775b1";
+  const std::string longName = "job-" + std::string(60, 'n') + "-1a2b3";
+  auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u",
+    "labels": {"kueue.x-k8s.io/job-uid": ")" + jobUid + R"("},
+    "annotations": {"kueue.x-k8s.io/workload": ")" + longName + R"(",
+                    "firstwork.dev/first-work-at": "2026-08-20T10:03:00.123456789Z",
+                    "firstwork.dev/empty": ""}}})",
+                           Kind::Pod);
+  const SmallString* uid = findValue(p.meta.labels, "kueue.x-k8s.io/job-uid");
+  REQUIRE(uid != nullptr);
+  CHECK(*uid == jobUid);
+  CHECK_FALSE(uid->onHeap());
+  const SmallString* wl = findValue(p.meta.annotations, "kueue.x-k8s.io/workload");
+  REQUIRE(wl != nullptr);
+  CHECK(*wl == longName);
+  CHECK(wl->onHeap());
+  CHECK(*findValue(p.meta.annotations, "firstwork.dev/first-work-at") ==
+        "2026-08-20T10:03:00.123456789Z");
+  REQUIRE(findValue(p.meta.annotations, "firstwork.dev/empty") != nullptr);
+  CHECK(findValue(p.meta.annotations, "firstwork.dev/empty")->empty());
 }
 
 TEST_CASE("owner references: the controller survives a long list", "[model][meta]") {
