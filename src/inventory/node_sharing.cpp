@@ -35,19 +35,12 @@ constexpr std::string_view kInvalidMigProfile = "INVALID";
 constexpr std::string_view kNvidiaGpuResource = "nvidia.com/gpu";
 constexpr std::string_view kNvidiaMigResourcePrefix = "nvidia.com/mig-";
 
-const SmallString* label(const model::KeyValues& labels, std::string_view key) {
-  for (const auto& [k, v] : labels) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
 const SmallString* resourceLabel(const model::KeyValues& labels, std::string_view resource,
                                  std::string_view suffix) {
   std::string key(resource);
   key += '.';
   key += suffix;
-  return label(labels, key);
+  return model::findValue(labels, key);
 }
 
 std::optional<int64_t> parseCount(std::string_view v) {
@@ -102,7 +95,7 @@ NodeSharing readNodeSharing(const model::KeyValues& labels, std::string_view res
   const SmallString* strategy = resourceLabel(labels, base, "sharing-strategy");
   const SmallString* product = resourceLabel(labels, base, "product");
   const SmallString* count = resourceLabel(labels, base, "count");
-  const SmallString* migStrategy = label(labels, kMigStrategyLabel);
+  const SmallString* migStrategy = model::findValue(labels, kMigStrategyLabel);
   if (strategy != nullptr) s.strategy = *strategy;
   if (migStrategy != nullptr) s.migStrategy = *migStrategy;
   if (product != nullptr) {
