@@ -39,7 +39,7 @@ inline void checkMeta(const model::ObjectMeta& m) {
   checkIdent(m.name);
   checkIdent(m.namespace_);
   checkIdent(m.uid);
-  checkIdent(m.resourceVersion);
+  checkIdent(m.resourceVersion.str());
   for (const auto& [k, v] : m.labels) checkText(k), checkText(v);
   for (const auto& [k, v] : m.annotations) checkText(k), checkText(v);
   for (const auto& o : m.ownerReferences) {

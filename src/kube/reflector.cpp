@@ -820,7 +820,7 @@ bool Reflector::onWatchLine(std::string_view line) {
   if (!ev->resourceVersion.empty()) {
     lastRv_ = ev->resourceVersion;
   } else if (!meta.resourceVersion.empty()) {
-    lastRv_ = meta.resourceVersion;
+    lastRv_ = meta.resourceVersion.str();
   }
   ++watchEvents_;
   auto it = store_.find(std::string_view(meta.uid));

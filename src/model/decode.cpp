@@ -258,7 +258,7 @@ bool readEventObject(Ctx& c, od::value& v, Kind kind, WatchEvent& ev) {
     default: {
       Object obj;
       bool ok = detail::readObject(c, v, kind, obj);
-      ev.resourceVersion = metaOf(obj).resourceVersion;
+      ev.resourceVersion = metaOf(obj).resourceVersion.str();
       if (ok) {
         ev.object = std::move(obj);
       } else {

@@ -135,6 +135,14 @@ bool readIdent(Ctx& c, od::value& v, SmallString& dst) {
   return true;
 }
 
+bool readIdent(Ctx& c, od::value& v, ResourceVersion& dst) {
+  std::string_view s;
+  bool present = false;
+  if (!identView(c, v, s, present)) return false;
+  if (present) dst.assign(s);
+  return true;
+}
+
 bool readText(Ctx& c, od::value& v, std::string& dst, size_t max) {
   std::string_view s;
   bool present = false;

@@ -119,7 +119,7 @@ bool readOwner(Ctx& c, od::value& v, OwnerReference& o) {
 // beyond that, only controller references, up to the general bound.
 constexpr size_t kKeptOwners = 8;
 
-bool readOwners(Ctx& c, od::value& v, std::vector<OwnerReference>& dst) {
+bool readOwners(Ctx& c, od::value& v, CompactVector<OwnerReference>& dst) {
   dst.clear();
   bool ok = forElements(c, v, [&](size_t, od::value& x) {
     OwnerReference o;
@@ -173,7 +173,10 @@ bool readMeta(Ctx& c, od::value& v, ObjectMeta& m) {
         if (k == "namespace") return readIdent(c, x, m.namespace_);
         break;
       case 10:
-        if (k == "generation") return readInt64(c, x, m.generation);
+        if (k == "generation") {  // checked, not kept (meta.hpp)
+          int64_t generation = 0;
+          return readInt64(c, x, generation);
+        }
         break;
       case 11:
         if (k == "annotations") return readKeyValues(c, x, m.annotations);

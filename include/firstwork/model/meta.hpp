@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
+#include "firstwork/core/compact_vector.hpp"
 #include "firstwork/core/interned.hpp"
 #include "firstwork/core/optional_time.hpp"
 #include "firstwork/core/small_string.hpp"
+#include "firstwork/model/resource_version.hpp"
 
 namespace firstwork::model {
 
@@ -56,7 +58,8 @@ class Boxed {
 /// (job names and uids are unique, and the pool never shrinks): each is a SmallString, inline up
 /// to 38 characters (a Job's uid, a Workload's name, an RFC 3339 time; bench/README.md, change
 /// 71).
-using KeyValues = std::vector<std::pair<Interned, SmallString>>;
+/// A CompactVector (16 bytes; change 72).
+using KeyValues = CompactVector<std::pair<Interned, SmallString>>;
 
 /// Returns the value for `key`, or nullptr.
 const SmallString* findValue(const KeyValues& kv, std::string_view key);
@@ -79,13 +82,14 @@ struct ObjectMeta {
   std::string name;
   Interned namespace_;  // empty for cluster-scoped objects
   SmallString uid;      // inline: a uid is 36 characters (bench/README.md, change 69)
-  std::string resourceVersion;
-  int64_t generation = 0;
+  /// 8 bytes (change 72). metadata.generation is checked when decoded but not kept: nothing
+  /// reads it.
+  ResourceVersion resourceVersion;
   SystemTime creationTimestamp{};
   OptionalTime deletionTimestamp;  // 8 bytes: the object one size class smaller (change 69)
   KeyValues labels;
   KeyValues annotations;
-  std::vector<OwnerReference> ownerReferences;
+  CompactVector<OwnerReference> ownerReferences;
 };
 
 /// A namespaced object's namespace and name, viewed: the key of indexes whose entries hold the

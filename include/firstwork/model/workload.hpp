@@ -66,9 +66,10 @@ struct WorkloadRareStatus {
 };
 
 /// kueue.x-k8s.io Workload (v1beta2; v1beta1 decoded into the same struct). The largest kind:
-/// it sets the size of model::Object, so of every tracked object's block. At 360 bytes that
-/// block (with its shared_ptr control block) takes jemalloc's 384-byte size class; at 416 it took
-/// the 448-byte one, 64 bytes more for every object of every kind (bench/README.md, change 57).
+/// it sets the size of model::Object, so of every tracked object's block. At 296 bytes that
+/// block (with the variant's index and its shared_ptr control block) takes jemalloc's 320-byte
+/// size class (change 72); at 360 it took the 384-byte one, at 416 the 448-byte one: 64 bytes
+/// more for every object of every kind (bench/README.md, changes 57 and 72).
 struct Workload {
   ObjectMeta meta;
   Interned apiVersion;  // "kueue.x-k8s.io/v1beta2" or ".../v1beta1"
@@ -82,7 +83,7 @@ struct Workload {
   /// status.admission.clusterQueue; empty when there is no admission.
   Interned admissionClusterQueue;
   std::vector<PodSetAssignment> podSetAssignments;
-  std::vector<AdmissionCheckStatus> admissionChecks;
+  CompactVector<AdmissionCheckStatus> admissionChecks;  // 16 bytes (change 72)
   Interned clusterName;  // MultiKueue: worker that admitted it
   /// Allocated only when one of its fields is set (the decoder leaves it empty otherwise).
   Boxed<WorkloadRareStatus> rareStatus;

@@ -84,6 +84,7 @@ bool getString(Ctx& c, od::value& v, std::string_view& out, bool* present = null
 bool readIdent(Ctx& c, od::value& v, std::string& dst);
 bool readIdent(Ctx& c, od::value& v, Interned& dst);
 bool readIdent(Ctx& c, od::value& v, SmallString& dst);
+bool readIdent(Ctx& c, od::value& v, ResourceVersion& dst);
 /// Free text truncated to `max` bytes. Null leaves `dst` unchanged.
 bool readText(Ctx& c, od::value& v, std::string& dst, size_t max = kMaxTextBytes);
 bool readText(Ctx& c, od::value& v, Interned& dst, size_t max = kMaxTextBytes);
@@ -213,6 +214,10 @@ bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t 
 /// Releases the spare capacity a vector collected while growing (keeps tracked objects slim).
 template <typename T>
 void shrink(std::vector<T>& v) {
+  if (v.capacity() > v.size()) v.shrink_to_fit();
+}
+template <typename T>
+void shrink(CompactVector<T>& v) {
   if (v.capacity() > v.size()) v.shrink_to_fit();
 }
 

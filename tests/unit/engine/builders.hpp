@@ -79,7 +79,6 @@ class WorkloadBuilder {
     w_.meta.name = std::move(name);
     w_.meta.uid = std::move(uid);
     w_.meta.creationTimestamp = created;
-    w_.meta.generation = 1;
     w_.queueName = "lq";
   }
   WorkloadBuilder& queue(std::string lq) {

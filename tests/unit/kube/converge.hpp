@@ -44,7 +44,7 @@ inline UidRv storeSet(const kube::Reflector& r) {
   UidRv out;
   r.forEach([&](const model::Object& o) {
     const auto& m = model::metaOf(o);
-    out[m.uid.str()] = m.resourceVersion;
+    out[m.uid.str()] = m.resourceVersion.str();
   });
   return out;
 }

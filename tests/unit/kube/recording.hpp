@@ -24,8 +24,8 @@ class RecordingSink final : public kube::EventSink {
   };
   void onEvent(const kube::ObjectEvent& ev) override {
     const auto& m = model::metaOf(*ev.object);
-    Seen s{ev.type, ev.origin, m.name, m.uid.str(), m.resourceVersion,
-           ev.previous ? model::metaOf(*ev.previous).resourceVersion : std::string()};
+    Seen s{ev.type, ev.origin, m.name, m.uid.str(), m.resourceVersion.str(),
+           ev.previous ? model::metaOf(*ev.previous).resourceVersion.str() : std::string()};
     events.push_back(s);
     // What a consumer relies on: Added only for unknown objects, Modified/Deleted only for
     // known ones, `previous` exactly what was delivered last, nothing repeated.
@@ -40,7 +40,7 @@ class RecordingSink final : public kube::EventSink {
     if (ev.type == model::EventType::Deleted) {
       mirror.erase(s.uid);
     } else {
-      mirror[s.uid] = m.resourceVersion;
+      mirror[s.uid] = m.resourceVersion.str();
     }
   }
   void onSynced(std::string_view, model::Kind) override { ++synced; }

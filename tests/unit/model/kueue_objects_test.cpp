@@ -18,7 +18,6 @@ TEST_CASE("MultiKueueCluster Active condition, connected and failing", "[model][
                                              Kind::MultiKueueCluster);
   CHECK(up.meta.name == "worker1");
   CHECK(up.meta.namespace_.empty());  // cluster-scoped
-  CHECK(up.meta.generation == 1);
   CHECK(up.meta.uid == "5f33b3f8-a6c3-5c9a-af6f-532bdae5177f");  // synthetic (README)
   const auto& a = condition(up.conditions, "Active");
   CHECK(a.status == ConditionStatus::True);
