@@ -416,7 +416,8 @@ void MilestoneEngine::State::persistOpenCycle(LogicalWorkload& lw, Cycle& cy) {
   }
   const std::optional<SystemTime> since =
       workSince(lw, cy, cy.time(Milestone::Evicted).value_or(SystemTime::max()));
-  if (cy.persistedOpen && since == cy.persistedWorkSince) return;
+  // As optionals: an OptionalTime converts to a time, and absent == absent must hold.
+  if (cy.persistedOpen && since == std::optional<SystemTime>(cy.persistedWorkSince)) return;
   cy.persistedOpen = true;
   cy.persistedWorkSince = since;
   OpenCycleRecord r;
@@ -525,22 +526,22 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
 void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
   for (size_t i = 0; i < kMilestoneCount; ++i) {
     auto& slot = cy.m[i];
-    if (!slot || slot->emitted) continue;
+    if (!slot.present || slot.emitted) continue;
     const auto k = static_cast<Milestone>(i);
-    slot->emitted = true;
+    slot.emitted = true;
     MilestoneRecord r;
     r.workload = ref(lw, &cy);
     r.cycleId = cy.id;
     r.cycle = cy.ordinal;
     r.milestone = k;
     r.key = "ms/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k));
-    r.eventTime = slot->eventTime;
-    r.observedAt = slot->observedAt;
-    r.executionCluster = slot->cluster;
-    r.resource = slot->resource;
-    r.signal = slot->signal;
-    r.proxy = slot->proxy;
-    r.reason = slot->reason;
+    r.eventTime = slot.eventTime;
+    r.observedAt = slot.observedAt;
+    r.executionCluster = slot.cluster;
+    r.resource = slot.resource;
+    r.signal = slot.signal;
+    r.proxy = slot.proxy;
+    r.reason = slot.reason;
     if (k == Milestone::Preempted) r.preemptorUid = cy.preemptorUid;
     for (const auto& need : lw.devices) r.gpus += need.count;
     if ((k == Milestone::Reserved && !lw.multikueue) || k == Milestone::Dispatched) {
@@ -548,12 +549,12 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     }
     // Observation lag of things that happened while the daemon watched (not of history found at
     // startup, which would only measure the object's age).
-    const ClusterData* from = cluster(slot->cluster);
-    if (from != nullptr && from->firstSeen && slot->eventTime >= *from->firstSeen) {
+    const ClusterData* from = cluster(slot.cluster);
+    if (from != nullptr && from->firstSeen && slot.eventTime >= *from->firstSeen) {
       observe(HistogramKind::ObservationLag,
               "lag/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k)),
-              seconds(slot->eventTime, slot->observedAt), slot->eventTime, slot->observedAt,
-              slot->cluster, {}, {}, {}, {}, {}, slot->resource);
+              seconds(slot.eventTime, slot.observedAt), slot.eventTime, slot.observedAt,
+              slot.cluster, {}, {}, {}, {}, {}, slot.resource);
     }
     produced.milestones.push_back(std::move(r));
   }

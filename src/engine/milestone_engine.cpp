@@ -62,8 +62,9 @@ void remember(std::vector<Key>& keys, std::string_view key) {
 
 bool Cycle::set(Milestone k, MilestoneValue v, Interned preemptor) {
   auto& slot = m[static_cast<size_t>(k)];
-  if (slot) return false;
+  if (slot.present) return false;
   slot = std::move(v);
+  slot.present = true;
   if (k == Milestone::Preempted) preemptorUid = std::move(preemptor);
   return true;
 }
