@@ -26,12 +26,6 @@ bool conditionTrue(const std::vector<model::Condition>& conditions, std::string_
   return false;
 }
 
-std::string objectKey(const model::ObjectMeta& meta) {
-  std::string key = meta.namespace_;
-  key += '/';
-  key += meta.name;
-  return key;
-}
 
 // Extended resources are whole numbers; milli-units only come from the quantity parser.
 int64_t wholeUnits(int64_t milli) { return milli > 0 ? milli / 1000 : 0; }
@@ -54,14 +48,6 @@ void addCount(std::map<std::pair<std::string, bool>, int64_t>& counts, std::stri
   if (n > 0) counts[{std::move(device_class), allocated}] += n;
 }
 
-std::string deviceKey(std::string_view driver, std::string_view pool, std::string_view device) {
-  std::string key;
-  key.reserve(driver.size() + pool.size() + device.size() + 2);
-  key.append(driver).push_back('\x1f');
-  key.append(pool).push_back('\x1f');
-  key.append(device);
-  return key;
-}
 
 bool sameRequests(const std::vector<model::DeviceRequest>& a,
                   const std::vector<model::DeviceRequest>& b) {
@@ -92,6 +78,15 @@ std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bo
 bool Inventory::sameClaim(const ClaimRecord& a, const ClaimRecord& b) {
   return a.allocated() == b.allocated() && sameRequests(a.requests(), b.requests()) &&
          (!a.allocated() || sameAllocations(a.allocations(), b.allocations()));
+}
+
+size_t Inventory::DeviceKeyHash::operator()(const DeviceKey& k) const noexcept {
+  const std::hash<std::string_view> hash;
+  size_t h = hash(k.device);
+  for (std::string_view part : {std::string_view(k.pool), std::string_view(k.driver)}) {
+    h ^= hash(part) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  }
+  return h;
 }
 
 Inventory::Inventory(InventoryConfig config) : config_(std::move(config)) {}
@@ -256,25 +251,27 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
     return false;
   }
   ClusterState& state = cluster(cluster_name);
-  const std::string key = objectKey(claim.meta);
-  auto existing = state.claims.find(key);
+  auto existing = state.claims.find(model::namespacedName(claim.meta));
   if (type == model::EventType::Deleted) {
     if (existing != state.claims.end()) {
-      holdClaim(state, existing->second, -1);
+      holdClaim(state, *existing, -1);
       state.claims.erase(existing);
     }
     return true;
   }
   ClaimRecord record{std::move(shared)};
-  if (existing != state.claims.end()) {
-    if (sameClaim(existing->second, record)) {
-      existing->second = std::move(record);  // the same figures: hold the latest object only
-      return true;
-    }
-    holdClaim(state, existing->second, -1);
+  if (existing == state.claims.end()) {
+    holdClaim(state, record, +1);
+    state.claims.insert(std::move(record));
+    return true;
   }
-  holdClaim(state, record, +1);
-  state.claims.insert_or_assign(key, std::move(record));
+  // The same name, so the same place in the set: the record takes the latest object either way
+  // (with the same figures it is all that changes).
+  if (!sameClaim(*existing, record)) {
+    holdClaim(state, *existing, -1);
+    holdClaim(state, record, +1);
+  }
+  existing->object = std::move(record.object);
   return true;
 }
 
@@ -282,11 +279,8 @@ const model::ResourceClaim* Inventory::findClaim(std::string_view cluster_name, 
                                                 std::string_view name) const {
   const ClusterState* state = findCluster(cluster_name);
   if (state == nullptr) return nullptr;
-  std::string key;
-  key.reserve(ns.size() + 1 + name.size());
-  key.append(ns).append("/").append(name);
-  auto it = state->claims.find(key);
-  return it == state->claims.end() ? nullptr : it->second.object.get();
+  auto it = state->claims.find(model::NamespacedName{ns, name});
+  return it == state->claims.end() ? nullptr : it->object.get();
 }
 
 void Inventory::advanceTo(SystemTime at) { tracker_.advanceTo(at); }
@@ -536,19 +530,20 @@ void Inventory::holdPod(ClusterState& state, const model::Pod& pod, int64_t sign
 void Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const {
   if (!claim.allocated()) return;
   for (const auto& result : claim.allocations()) {
-    const std::string key = deviceKey(result.driver, result.pool, result.device);
+    DeviceKey key{result.driver, result.pool, result.device};
     auto it = state.allocatedDevices.find(key);
     if (sign > 0) {
       if (it == state.allocatedDevices.end()) {
         AllocatedDevice device;
-        device.driver = result.driver;
-        device.requestedClass = requestedClass(claim, result);
-        it = state.allocatedDevices.emplace(key, std::move(device)).first;
+        if (auto requested = requestedClass(claim, result)) {
+          device.requestedClass.emplace(*requested);
+        }
+        it = state.allocatedDevices.emplace(std::move(key), std::move(device)).first;
       }
       // A device counts once however many claims hold it: only 0 → 1 and 1 → 0 change figures.
-      if (++it->second.claims == 1) applyDraDelta(state, key, it->second, +1);
+      if (++it->second.claims == 1) applyDraDelta(state, it->first, it->second, +1);
     } else if (it != state.allocatedDevices.end() && --it->second.claims <= 0) {
-      applyDraDelta(state, key, it->second, -1);
+      applyDraDelta(state, it->first, it->second, -1);
       state.allocatedDevices.erase(it);
     }
   }
@@ -556,21 +551,21 @@ void Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t
 
 // An allocated device counts in the class its pool's last count gave it (usable or not), or, while
 // its slice is gone or not counted yet, in the class its request asked for.
-void Inventory::applyDraDelta(const ClusterState& state, const std::string& key,
+void Inventory::applyDraDelta(const ClusterState& state, const DeviceKey& key,
                               const AllocatedDevice& device, int64_t sign) const {
   auto it = state.devices.find(key);
-  const std::optional<std::string>& device_class =
+  const std::optional<Interned>& device_class =
       it != state.devices.end() ? it->second.deviceClass : device.requestedClass;
   if (!device_class) {
-    auto u = state.unclassifiedTotals.find(device.driver);
+    auto u = state.unclassifiedTotals.find(key.driver.str());
     if (u == state.unclassifiedTotals.end()) {
-      u = state.unclassifiedTotals.emplace(device.driver, UnclassifiedSums{}).first;
+      u = state.unclassifiedTotals.emplace(key.driver.str(), UnclassifiedSums{}).first;
     }
     u->second.draAllocated += sign;
     return;
   }
-  auto f = state.totals.find(*device_class);
-  if (f == state.totals.end()) f = state.totals.emplace(*device_class, ClassSums{}).first;
+  auto f = state.totals.find(device_class->str());
+  if (f == state.totals.end()) f = state.totals.emplace(device_class->str(), ClassSums{}).first;
   f->second.draAllocated += sign;
   if (it != state.devices.end() && it->second.usable) f->second.draAllocatedUsable += sign;
 }
@@ -720,7 +715,9 @@ void Inventory::recountNode(const ClusterState& state, const std::string& node_n
 void Inventory::recountPool(std::string_view cluster_name, const ClusterState& state,
                             const PoolId& id) const {
   PoolPart next;
-  std::vector<std::pair<std::string, DeviceInfo>> seen;
+  const Interned driver(id.first);
+  const Interned pool_name(id.second);
+  std::vector<std::pair<DeviceKey, DeviceInfo>> seen;
   std::vector<std::string_view> nodes;
   tracker_.forEachPoolDevice(cluster_name, id.first, id.second, [&](const DeviceView& view) {
     std::optional<UnavailableReason> reason = view.poolReason;
@@ -753,8 +750,9 @@ void Inventory::recountPool(std::string_view cluster_name, const ClusterState& s
       }
     }
     if (!view.nodeName.empty()) nodes.push_back(view.nodeName);
-    seen.emplace_back(deviceKey(view.driver, view.pool, view.device->name),
-                      DeviceInfo{std::move(device_class), !reason});
+    DeviceInfo info{std::nullopt, !reason};
+    if (device_class) info.deviceClass.emplace(*device_class);
+    seen.emplace_back(DeviceKey{driver, pool_name, view.device->name}, std::move(info));
   });
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
@@ -777,8 +775,8 @@ void Inventory::recountPool(std::string_view cluster_name, const ClusterState& s
   }
   // Allocated devices of the pool (before or after) move from their old class and usability to
   // the new ones.
-  std::vector<std::string> allocated;
-  auto noteAllocated = [&state, &allocated](const std::string& key) {
+  std::vector<DeviceKey> allocated;
+  auto noteAllocated = [&state, &allocated](const DeviceKey& key) {
     if (state.allocatedDevices.contains(key)) allocated.push_back(key);
   };
   if (old != state.poolParts.end()) {
@@ -810,8 +808,8 @@ void Inventory::recountPool(std::string_view cluster_name, const ClusterState& s
   }
 }
 
-bool Inventory::updateDevicesInPlace(const ClusterState& state, const std::vector<std::string>& keys,
-                                     std::vector<std::pair<std::string, DeviceInfo>>& seen) const {
+bool Inventory::updateDevicesInPlace(const ClusterState& state, const std::vector<DeviceKey>& keys,
+                                     std::vector<std::pair<DeviceKey, DeviceInfo>>& seen) const {
   if (keys.size() != seen.size()) return false;
   std::vector<DeviceInfo*> entries;
   entries.reserve(seen.size());
@@ -1073,8 +1071,8 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
                                         : pod_claim.generatedClaimName;
     const ClaimRecord* claim = nullptr;
     if (state != nullptr && !claim_name.empty()) {
-      auto it = state->claims.find(pod.meta.namespace_ + "/" + claim_name);
-      if (it != state->claims.end()) claim = &it->second;
+      auto it = state->claims.find(model::NamespacedName{pod.meta.namespace_, claim_name});
+      if (it != state->claims.end()) claim = &*it;
     }
     if (claim == nullptr) {
       ++out.unresolvedClaims;

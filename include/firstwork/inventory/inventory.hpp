@@ -1,4 +1,5 @@
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -416,41 +417,59 @@ class Inventory {
   struct PodRecord {
     mutable std::shared_ptr<const model::Pod> object;  // never null; replaced, never renamed
   };
-  struct PodRecordHash {
+  /// Hashes a record (a PodRecord, a ClaimRecord) by the namespace and name inside its object,
+  /// and a model::NamespacedName the same way: sets of records are looked up by name without a
+  /// key of their own.
+  struct RecordHash {
     using is_transparent = void;
     size_t operator()(model::NamespacedName k) const noexcept { return model::hashOf(k); }
-    size_t operator()(const PodRecord& r) const noexcept {
+    template <typename Record>
+    size_t operator()(const Record& r) const noexcept {
       return model::hashOf(model::namespacedName(r.object->meta));
     }
   };
-  struct PodRecordEqual {
+  struct RecordEqual {
     using is_transparent = void;
     static model::NamespacedName of(model::NamespacedName k) { return k; }
-    static model::NamespacedName of(const PodRecord& r) {
+    template <typename Record>
+    static model::NamespacedName of(const Record& r) {
       return model::namespacedName(r.object->meta);
     }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const { return of(a) == of(b); }
   };
   /// A claim as last seen: the decoded object itself, shared with its owner (the requests and
-  /// allocation results are what is read).
+  /// allocation results are what is read), in a set keyed like the pods' (50,000 claims at the
+  /// largest estates: a 32-byte node each, where an "ns/name" key took a 64-byte node and the
+  /// key's heap block; bench/README.md, change 74).
   struct ClaimRecord {
-    std::shared_ptr<const model::ResourceClaim> object;
+    mutable std::shared_ptr<const model::ResourceClaim> object;  // never null; never renamed
     const std::vector<model::DeviceRequest>& requests() const { return object->requests; }
     bool allocated() const { return object->allocated; }
     const std::vector<model::DeviceAllocation>& allocations() const { return object->allocations; }
   };
 
-  /// One allocated DRA device (key "driver\x1fpool\x1fdevice"), counted once however many claims
-  /// hold it.
+  /// A DRA device: its driver, pool and name as the slice and the claim hold them (pooled
+  /// handles, 24 bytes; a "driver\x1fpool\x1fdevice" string was 32 and a heap block, in two
+  /// places a device; bench/README.md, change 74). Ordered by the three texts.
+  struct DeviceKey {
+    Interned driver;
+    Interned pool;
+    Interned device;
+    friend bool operator==(const DeviceKey&, const DeviceKey&) = default;
+    friend std::strong_ordering operator<=>(const DeviceKey&, const DeviceKey&) = default;
+  };
+  struct DeviceKeyHash {
+    size_t operator()(const DeviceKey& k) const noexcept;
+  };
+  /// One allocated DRA device, counted once however many claims hold it.
   struct AllocatedDevice {
     int64_t claims = 0;
-    std::string driver;
-    std::optional<std::string> requestedClass;  // from the request's DeviceClass (fallback)
+    std::optional<Interned> requestedClass;  // from the request's DeviceClass (fallback)
   };
   /// A DRA device as its pool's last count saw it.
   struct DeviceInfo {
-    std::optional<std::string> deviceClass;
+    std::optional<Interned> deviceClass;
     bool usable = false;
   };
   /// What a part of a cluster (one node, one pool, the allocated DRA devices) adds to the figures
@@ -507,7 +526,7 @@ class Inventory {
   };
   /// Derived state of one DRA pool.
   struct PoolPart {
-    std::vector<std::string> deviceKeys;  // its entries in ClusterState::devices
+    std::vector<DeviceKey> deviceKeys;  // its entries in ClusterState::devices
     std::vector<std::string> nodes;       // node names its slices name (node verdicts)
     Contribution applied;
     PoolStatus figures;  // devices, usable, unavailable (by reason), partitionDevices only
@@ -522,12 +541,12 @@ class Inventory {
     // By the namespace and name inside each record's pod. Only looked up, never walked (so hashed:
     // an ordered tree of 150,000 pods costs a string compare per level on every pod event;
     // bench/README.md, change 36).
-    std::unordered_set<PodRecord, PodRecordHash, PodRecordEqual> pods;
-    std::unordered_map<std::string, ClaimRecord> claims;
+    std::unordered_set<PodRecord, RecordHash, RecordEqual> pods;
+    std::unordered_set<ClaimRecord, RecordHash, RecordEqual> claims;
     // Maintained on every pod / claim event: node -> resource -> units held; allocated DRA
     // devices (their figures are applied to the totals at once).
     std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>> held;
-    std::unordered_map<std::string, AllocatedDevice> allocatedDevices;
+    std::unordered_map<DeviceKey, AllocatedDevice, DeviceKeyHash> allocatedDevices;
 
     // Parts whose contribution is out of date, recounted at the next query (fresh()).
     mutable std::map<std::string, bool, std::less<>> dirtyNodes;  // node -> its record changed
@@ -535,7 +554,7 @@ class Inventory {
     mutable std::map<std::string, NodePart, std::less<>> nodeParts;
     mutable std::map<PoolId, PoolPart> poolParts;
     mutable std::map<std::string, std::set<PoolId>, std::less<>> poolsByNode;
-    mutable std::unordered_map<std::string, DeviceInfo> devices;  // by device key
+    mutable std::unordered_map<DeviceKey, DeviceInfo, DeviceKeyHash> devices;
     mutable std::map<std::string, ServingRefs, std::less<>> serving;  // requested resource ->
     mutable std::map<std::string, std::map<std::string, int64_t, std::less<>>, std::less<>>
         physicalByClass;  // share class -> usable node -> usable devices behind the shares
@@ -564,8 +583,8 @@ class Inventory {
   /// A pool recount that finds the same device keys, in the same order, as the pool's last one:
   /// updates their entries in ClusterState::devices in place (moving allocated devices whose
   /// class or usability changed) and returns true; false (nothing changed) otherwise.
-  bool updateDevicesInPlace(const ClusterState& state, const std::vector<std::string>& keys,
-                            std::vector<std::pair<std::string, DeviceInfo>>& seen) const;
+  bool updateDevicesInPlace(const ClusterState& state, const std::vector<DeviceKey>& keys,
+                            std::vector<std::pair<DeviceKey, DeviceInfo>>& seen) const;
   static void unlinkPoolNodes(const ClusterState& state, const PoolId& id,
                               const std::vector<std::string>& nodes);
   static NodeResourceMode nodeResourceMode(const std::string& cluster, const std::string& node,
@@ -581,7 +600,7 @@ class Inventory {
   void holdPod(ClusterState& state, const model::Pod& pod, int64_t sign) const;
   void holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const;
   static void markNodeChanged(ClusterState& state, const std::string& node);
-  void applyDraDelta(const ClusterState& state, const std::string& key,
+  void applyDraDelta(const ClusterState& state, const DeviceKey& key,
                      const AllocatedDevice& device, int64_t sign) const;
   std::optional<UnavailableReason> nodeReason(const ClusterState& state,
                                               std::string_view node) const;

@@ -435,6 +435,92 @@ TEST_CASE("a claim is held as the caller's object, and only its latest version",
   CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 0);
 }
 
+TEST_CASE("claims of one name in two namespaces, and devices of one name in two pools, are apart",
+          "[inventory][allocation]") {
+  Inventory inventory;
+  for (const std::string n : {"n1", "n2"}) {
+    REQUIRE(inventory.onNode("w1", kAdd, node(n)));
+    REQUIRE(inventory.onSlice("w1", kAdd, slice(n + "-gpus", "gpu.nvidia.com", n, 1, 1, gpus(2), n),
+                              at(0)));
+  }
+  // Both claims are named "c" and hold a device named gpu-0, each of its own pool.
+  const auto a = claim("ns-a", "c", {request("gpu", "gpu.nvidia.com")},
+                       {{"gpu", "gpu.nvidia.com", "n1", "gpu-0"}});
+  const auto b = claim("ns-b", "c", {request("gpu", "gpu.nvidia.com")},
+                       {{"gpu", "gpu.nvidia.com", "n2", "gpu-0"}});
+  REQUIRE(inventory.onClaim("w1", kAdd, a));
+  REQUIRE(inventory.onClaim("w1", kAdd, b));
+  ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.published == 4);
+  CHECK(f.allocated == 2);
+  CHECK(f.free == 2);
+  REQUIRE(inventory.findClaim("w1", "ns-a", "c") != nullptr);
+  CHECK(inventory.findClaim("w1", "ns-a", "c")->allocations[0].pool == "n1");
+  CHECK(inventory.findClaim("w1", "ns-b", "c")->allocations[0].pool == "n2");
+  CHECK(inventory.findClaim("w1", "ns-c", "c") == nullptr);
+  CHECK(inventory.findClaim("w2", "ns-a", "c") == nullptr);
+
+  auto in_c = pod("ns-c", "p", "n1");
+  in_c.claims.push_back(podClaim("gpu", "c"));
+  const auto unresolved = inventory.podDevices("w1", in_c);
+  CHECK(unresolved.unresolvedClaims == 1);
+  CHECK(unresolved.devices.empty());
+
+  // Deleting one leaves the other, its device and its pod's view of it.
+  REQUIRE(inventory.onClaim("w1", kDel, a));
+  REQUIRE(inventory.onClaim("w1", kDel, a));  // gone already: nothing moves
+  f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 3);
+  CHECK(inventory.findClaim("w1", "ns-a", "c") == nullptr);
+  auto in_b = pod("ns-b", "p", "n2");
+  in_b.claims.push_back(podClaim("gpu", "c"));
+  CHECK(sameCounts(inventory.podDevices("w1", in_b).devices, {{"gpu.nvidia.com", 1, true}}));
+  // The device's pool going away moves it to its request's class, still allocated, not usable.
+  REQUIRE(inventory.onSlice("w1", kDel, slice("n2-gpus", "gpu.nvidia.com", "n2", 1, 1, {}, "n2"),
+                            at(10)));
+  f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.published == 2);
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 2);
+}
+
+TEST_CASE("an allocated device is its slice's device whether its names are pooled or owned",
+          "[inventory][allocation]") {
+  using firstwork::Interned;
+  // The claim is decoded once the pool of shared strings is full: its result's pool name is a
+  // private copy. The slice, decoded after, shares the pool's. They still name one device.
+  const std::string pool = "pool-named-after-the-pool-filled";
+  const size_t n = Interned::poolSize();
+  Interned::setPoolLimitForTesting(n);
+  const auto c = claim("ns", "c", {request("gpu", "gpu.nvidia.com")},
+                       {{"gpu", "gpu.nvidia.com", pool, "gpu-1"}});
+  Interned::setPoolLimitForTesting(Interned::kMaxInternedStrings);
+  REQUIRE_FALSE(c.allocations[0].pool.pooled());
+
+  Inventory inventory;
+  REQUIRE(inventory.onNode("w1", kAdd, node("n1")));
+  REQUIRE(inventory.onClaim("w1", kAdd, c));  // before its slice: counted in its request's class
+  ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 0);
+  const auto s = slice("s1", "gpu.nvidia.com", pool, 1, 1, gpus(2), "n1");
+  REQUIRE(s.poolName.pooled());
+  REQUIRE(inventory.onSlice("w1", kAdd, s, at(0)));
+  f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.published == 2);
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 1);  // the allocated device is one of the two usable ones
+  // Its node not ready: both unusable, the allocated one too.
+  REQUIRE(inventory.onNode("w1", kMod, node("n1", false)));
+  f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.usable == 0);
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 0);
+  REQUIRE(inventory.onClaim("w1", kDel, c));
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 0);
+}
+
 TEST_CASE("claims not allocated yet tell what a pod wants and unknowable parts are reported",
           "[inventory][allocation]") {
   Inventory inventory;
