@@ -115,15 +115,11 @@ std::string MilestoneEngine::State::workerForMkc(std::string_view mkcName) const
 
 void MilestoneEngine::State::indexWorkload(ClusterData& c, LocalWorkload& l) {
   const auto& m = l.obj->meta;
-  c.workloadsByName[nsName(m.namespace_, m.name)] = &l;
+  indexUnder(c.workloadsByName, &l);
+  if (!workloadJobName(&l).name.empty()) indexUnder(c.workloadsByJobName, &l);
   for (const auto& o : m.ownerReferences) {
     c.workloadsByOwner[o.uid] = &l;
     remember(l.ownerKeys, o.uid);
-    if (o.kind == "Job") {
-      std::string key = nsName(m.namespace_, o.name);
-      c.workloadsByJobName[key] = &l;
-      remember(l.jobNameKeys, key);
-    }
   }
   if (const SmallString* job = model::findValue(m.labels, kJobUidLabel)) {
     c.workloadsByOwner[*job] = &l;
@@ -157,9 +153,9 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, std::string_view uid, 
       // Copies that arrived before their manager.
       for (auto& [name, other] : clusters) {
         if (other.config.role != ClusterRole::Worker || !lw.multikueue) continue;
-        auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
+        auto byName = other.workloadsByName.find(model::namespacedName(m));
         if (byName == other.workloadsByName.end()) continue;
-        LocalWorkload& copy = *byName->second;
+        LocalWorkload& copy = **byName;
         if (!copy.remoteCopy || copy.linked) continue;
         auto copyEntry = other.workloads.find(copy.obj->meta.uid);
         if (copyEntry == other.workloads.end() || &copyEntry->second != &copy) continue;
@@ -184,9 +180,9 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, std::string_view uid, 
   LogicalWorkload* best = nullptr;
   for (auto& [name, other] : clusters) {
     if (other.config.role != ClusterRole::Management) continue;
-    auto byName = other.workloadsByName.find(nsName(m.namespace_, m.name));
+    auto byName = other.workloadsByName.find(model::namespacedName(m));
     if (byName == other.workloadsByName.end()) continue;
-    const LocalWorkload& mw = *byName->second;
+    const LocalWorkload& mw = **byName;
     if (mw.logical == nullptr) continue;
     const model::Workload& w = mw.obj;
     bool names = workerForMkc(w.clusterName) == c.config.name;
@@ -233,6 +229,15 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
       }
     }
   }
+  if (!inserted) {
+    // A uid under another name (hostile input), or another Job owning it: out of that index
+    // before its object goes.
+    if (workloadName(&l) != model::namespacedName(w.meta)) {
+      unindex(c.workloadsByName, workloadName(&l), &l);
+    }
+    const model::NamespacedName job = workloadJobName(&l);
+    if (!job.name.empty() && job != jobOwnerName(w.meta)) unindex(c.workloadsByJobName, job, &l);
+  }
   l.obj.reset(holder);
   l.lastObservedAt = std::max(l.lastObservedAt, at);
   indexWorkload(c, l);
@@ -267,7 +272,8 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
     return it == idx.end() ? nullptr : it->second;
   };
   if (const SmallString* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
-    if (auto* w = find(c.workloadsByName, nsName(m.namespace_, *name))) return w;
+    auto byName = c.workloadsByName.find(model::NamespacedName{m.namespace_, *name});
+    if (byName != c.workloadsByName.end()) return *byName;
   }
   // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid).
   std::vector<const model::OwnerReference*> owners;
@@ -284,7 +290,8 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
   // Job by name.
   for (const auto* o : owners) {
     if (o->kind != "Job") continue;
-    if (auto* w = find(c.workloadsByJobName, nsName(m.namespace_, o->name))) return w;
+    auto byJob = c.workloadsByJobName.find(model::NamespacedName{m.namespace_, o->name});
+    if (byJob != c.workloadsByJobName.end()) return *byJob;
   }
   return nullptr;
 }
@@ -371,12 +378,9 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   if (inserted) {
     rec.cluster = c.config.name;
     rec.firstObservedAt = at;
-  } else if (rec.obj->meta.name != p.meta.name || rec.obj->meta.namespace_ != p.meta.namespace_) {
+  } else if (podName(&rec) != model::namespacedName(p.meta)) {
     // A uid under another name (hostile input): out of the name index before its object goes.
-    if (auto byName = c.podsByName.find(podName(&rec));
-        byName != c.podsByName.end() && *byName == &rec) {
-      c.podsByName.erase(byName);
-    }
+    unindex(c.podsByName, podName(&rec), &rec);
   }
   rec.obj.reset(holder);
   rec.lastObservedAt = std::max(rec.lastObservedAt, at);
@@ -389,14 +393,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   } else {
     rec.deleted = false;
   }
-  // A pod's name rarely changes hands (a pod deleted and created again), so most events neither
-  // allocate nor write here.
-  if (auto byName = c.podsByName.find(podName(&rec)); byName == c.podsByName.end()) {
-    c.podsByName.insert(&rec);
-  } else if (*byName != &rec) {
-    c.podsByName.erase(byName);
-    c.podsByName.insert(&rec);
-  }
+  indexUnder(c.podsByName, &rec);
 
   PodSignals sig = readPodSignals(p, config.usefulWork);
   bool changed = sig.firstWork.has_value() != rec.signals.firstWork.has_value() ||
@@ -616,8 +613,7 @@ void MilestoneEngine::State::gc(SystemTime now) {
       if (it->second.workload != nullptr) it->second.workload->pods.erase(it->first);
       const auto& m = it->second.obj->meta;
       c.dropUnresolved(m.namespace_, it->first);
-      auto byName = c.podsByName.find(model::NamespacedName{m.namespace_, m.name});
-      if (byName != c.podsByName.end() && *byName == &it->second) c.podsByName.erase(byName);
+      unindex(c.podsByName, model::NamespacedName{m.namespace_, m.name}, &it->second);
       c.pods.erase(it);
       continue;
     }
@@ -625,17 +621,12 @@ void MilestoneEngine::State::gc(SystemTime now) {
     if (it == c.workloads.end()) continue;
     const LocalWorkload& l = it->second;
     if (!(l.deleted && l.deletedAt < cutoff)) continue;
-    const auto& m = l.obj->meta;
     // Only the entries that still name this Workload (a later one may have taken a key).
-    auto byName = c.workloadsByName.find(nsName(m.namespace_, m.name));
-    if (byName != c.workloadsByName.end() && byName->second == &l) c.workloadsByName.erase(byName);
+    unindex(c.workloadsByName, workloadName(&l), &l);
+    unindex(c.workloadsByJobName, workloadJobName(&l), &l);
     for (const auto& k : l.ownerKeys) {
       auto idx = c.workloadsByOwner.find(k);
       if (idx != c.workloadsByOwner.end() && idx->second == &l) c.workloadsByOwner.erase(idx);
-    }
-    for (const auto& k : l.jobNameKeys) {
-      auto idx = c.workloadsByJobName.find(k);
-      if (idx != c.workloadsByJobName.end() && idx->second == &l) c.workloadsByJobName.erase(idx);
     }
     if (LogicalWorkload* lw = l.logical) {
       // Before the Workload (and the key its entry views) is erased.

@@ -213,16 +213,17 @@ struct LocalWorkload {
   /// Evicted/Preempted conditions True in a state delivered since the last settle and no longer
   /// True in the latest one (set and reset within one batch): still milestones, whatever the
   /// batching. Cleared by settle().
-  std::vector<model::Condition> resetConditions;
-  // Keys this Workload registered in workloadsByOwner / workloadsByJobName (every version's), so
-  // that gc() removes exactly its entries without scanning the indexes.
+  CompactVector<model::Condition> resetConditions;  // 16 bytes: nearly always empty
+  // Keys this Workload registered in workloadsByOwner (every version's), so that gc() removes
+  // exactly its entries without scanning the index.
   std::vector<SmallString> ownerKeys;  // uids: inline
-  std::vector<std::string> jobNameKeys;
 };
-// One per tracked Workload (50,000 at the benchmark's full estate): with its hash-map node (key and
-// cached hash), jemalloc's 256-byte class (320 with the logical workload's key as a string).
-static_assert(sizeof(void*) != 8 || sizeof(LocalWorkload) <= 208,
-              "LocalWorkload past jemalloc's 256-byte class with its hash-map node");
+// One per tracked Workload (50,000 at the benchmark's full estate): with its hash-map node (the
+// next pointer and the 40-byte inline uid) jemalloc's 224-byte class (256 before change 75 took
+// its Job-name keys and made resetConditions a CompactVector; 320 with the logical workload's
+// key as a string).
+static_assert(sizeof(void*) != 8 || sizeof(LocalWorkload) <= 176,
+              "LocalWorkload past jemalloc's 224-byte class with its hash-map node");
 
 /// The pod signals a PodRecord keeps (PodSignals without the invalid values, which only the
 /// event that carries them reads).
@@ -404,21 +405,60 @@ using UidMap = std::unordered_map<SmallString, V, UidHash, std::equal_to<>>;
 inline model::NamespacedName podName(const PodRecord* r) {
   return model::namespacedName(r->obj->meta);
 }
-/// Hashes and compares pod records by their namespace and name (transparent: looked up by a
-/// NamespacedName). A pod keeps both for its life; a record whose object comes back under
-/// another name (hostile input) is taken out before that object replaces its own.
-struct PodNameHash {
+/// A Workload's namespace and name, as its decoded object has them.
+inline model::NamespacedName workloadName(const LocalWorkload* l) {
+  return model::namespacedName(l->obj->meta);
+}
+/// The namespace and the name of the first Job among the owners in `m` (an empty name: none).
+inline model::NamespacedName jobOwnerName(const model::ObjectMeta& m) {
+  for (const auto& o : m.ownerReferences) {
+    if (o.kind == "Job") return {m.namespace_, o.name};
+  }
+  return {m.namespace_, {}};
+}
+inline model::NamespacedName workloadJobName(const LocalWorkload* l) {
+  return jobOwnerName(l->obj->meta);
+}
+/// An index of records (pod records, Workloads: nodes of their own maps, so they stay put) by a
+/// namespace and name read from each record's object (`Key`), looked up by a NamespacedName:
+/// a 16-byte node a record, where an "ns/name" string key took a 64-byte node and a heap block,
+/// and a lookup builds no key (bench/README.md, changes 67 and 75). The key must not change
+/// while a record is in it: a record whose next object has another key is taken out before
+/// that object replaces its own.
+template <typename Record, model::NamespacedName (*Key)(const Record*)>
+struct IndexHash {
   using is_transparent = void;
   size_t operator()(model::NamespacedName k) const noexcept { return model::hashOf(k); }
-  size_t operator()(const PodRecord* r) const noexcept { return model::hashOf(podName(r)); }
+  size_t operator()(const Record* r) const noexcept { return model::hashOf(Key(r)); }
 };
-struct PodNameEqual {
+template <typename Record, model::NamespacedName (*Key)(const Record*)>
+struct IndexEqual {
   using is_transparent = void;
   static model::NamespacedName of(model::NamespacedName k) { return k; }
-  static model::NamespacedName of(const PodRecord* r) { return podName(r); }
+  static model::NamespacedName of(const Record* r) { return Key(r); }
   template <typename A, typename B>
   bool operator()(const A& a, const B& b) const { return of(a) == of(b); }
 };
+template <typename Record, model::NamespacedName (*Key)(const Record*)>
+using NameIndex = std::unordered_set<Record*, IndexHash<Record, Key>, IndexEqual<Record, Key>>;
+
+/// Makes `r` the record of `index` under its key (the last seen under it takes it).
+template <typename Record, model::NamespacedName (*Key)(const Record*)>
+void indexUnder(NameIndex<Record, Key>& index, Record* r) {
+  // A name rarely changes hands (an object deleted and created again), so most events neither
+  // allocate nor write here.
+  if (auto it = index.find(Key(r)); it == index.end()) {
+    index.insert(r);
+  } else if (*it != r) {
+    index.erase(it);
+    index.insert(r);
+  }
+}
+/// Takes `r` out of `index` under `key` if it is the record there.
+template <typename Record, model::NamespacedName (*Key)(const Record*)>
+void unindex(NameIndex<Record, Key>& index, model::NamespacedName key, const Record* r) {
+  if (auto it = index.find(key); it != index.end() && *it == r) index.erase(it);
+}
 
 /// Per-cluster object indexes.
 struct ClusterData {
@@ -427,17 +467,18 @@ struct ClusterData {
   // estate (ordered maps of 36-byte uids were the engine's top cost at scale).
   UidMap<LocalWorkload> workloads;          // uid →
   // Each names a Workload by its entry in `workloads` (a node: it stays put), not by a copy of its
-  // uid; gc erases a Workload's entries with it (LocalWorkload::ownerKeys, jobNameKeys): up to
-  // three a Workload, 64 bytes less each, and no uid copied out at each pod's join (change 62).
-  StringMap<LocalWorkload*> workloadsByName;     // ns/name →
-  UidMap<LocalWorkload*> workloadsByOwner;       // owner/job uid →
-  StringMap<LocalWorkload*> workloadsByJobName;  // ns/jobname →
+  // uid; gc erases a Workload's entries with it (change 62). The Workload last seen under each
+  // namespace/name, and under the namespace/name of its Job owner, each read from its object
+  // (NameIndex; change 75); under each owner uid and Job uid label (LocalWorkload::ownerKeys).
+  NameIndex<LocalWorkload, workloadName> workloadsByName;
+  UidMap<LocalWorkload*> workloadsByOwner;  // owner/job uid →
+  NameIndex<LocalWorkload, workloadJobName> workloadsByJobName;
   UidMap<PodRecord> pods;                   // uid →
   /// The record of the pod last seen under each namespace/name (for external signals naming a
   /// pod so): pointers to records of `pods` (nodes: they stay put), hashed by the name in each
   /// record's object; gc erases a record's entry with it. A 16-byte node a pod where a map from an
   /// "ns/name" copy to the uid took 112 bytes (bench/README.md, change 67).
-  std::unordered_set<PodRecord*, PodNameHash, PodNameEqual> podsByName;
+  NameIndex<PodRecord, podName> podsByName;
   std::map<std::string, std::set<SmallString, std::less<>>, std::less<>> unresolvedPods;  // ns →
   size_t unresolvedCount = 0;
   void addUnresolved(std::string_view ns, std::string_view uid);

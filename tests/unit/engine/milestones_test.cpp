@@ -355,6 +355,63 @@ TEST_CASE("Useful-work signals: invalid values counted once, proxy labelled, ext
   CHECK(stats.unmatchedSignals == 1);
 }
 
+TEST_CASE("A pod's workload annotation finds the Workload last seen under that name", "[engine]") {
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  // Workload "job-a" is deleted and another is created under its name while the first is still
+  // tracked (deletedRetention 1 h).
+  WorkloadBuilder wa("ns", "job-a", "wl-a", at(0s));
+  wa.podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", wa.obj(), at(2s));
+  h.remove("c1", wa.obj(), at(5s));
+  WorkloadBuilder wb("ns", "job-a", "wl-b", at(6s));
+  wb.podSet(1, 1).reserved("cq", at(7s)).admitted(at(7s));
+  h.put("c1", wb.obj(), at(8s));
+  auto p0 = PodBuilder("ns", "a-0", "pod-0", at(9s)).workloadAnnotation("job-a");
+  p0.scheduled("n1", at(10s)).running(at(12s)).firstWork(at(20s));
+  h.put("c1", p0.obj(), at(21s));
+  h.step(at(21s));
+  auto fb = h.milestone("wl-b", Milestone::FirstWork);
+  REQUIRE(fb);
+  CHECK(fb->eventTime == at(20s));
+  CHECK_FALSE(h.milestone("wl-a", Milestone::FirstWork));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+
+  // The deleted one collected: the name still finds the Workload that has it.
+  h.step(at(5s + 3700s));
+  CHECK(h.e.snapshot().stats.trackedWorkloads == 1);
+  auto p1 = PodBuilder("ns", "a-1", "pod-1", at(3710s)).workloadAnnotation("job-a");
+  h.put("c1", p1.obj(), at(3711s));
+  h.step(at(3711s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+
+  // Hostile input: the uid comes back under another name. The old name finds nothing; the new
+  // one finds it.
+  WorkloadBuilder renamed("ns", "job-renamed", "wl-b", at(6s));
+  renamed.podSet(1, 1).reserved("cq", at(7s)).admitted(at(7s));
+  h.put("c1", renamed.obj(), at(3720s));
+  h.put("c1", PodBuilder("ns", "a-2", "pod-2", at(3721s)).workloadAnnotation("job-a").obj(),
+        at(3722s));
+  h.step(at(3722s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  h.put("c1", PodBuilder("ns", "r-0", "pod-3", at(3723s)).workloadAnnotation("job-renamed").obj(),
+        at(3724s));
+  h.step(at(3724s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  // Deleted and collected: neither name finds anything (an entry left under the old name would
+  // be read after its Workload is freed: ASan's builds catch that).
+  h.remove("c1", renamed.obj(), at(3730s));
+  h.step(at(3730s + 3700s));
+  CHECK(h.e.snapshot().stats.trackedWorkloads == 0);
+  const uint64_t unresolved = h.e.snapshot().stats.unresolvedPods;  // the Workload's pods too
+  h.put("c1", PodBuilder("ns", "a-3", "pod-4", at(7440s)).workloadAnnotation("job-a").obj(),
+        at(7441s));
+  h.put("c1", PodBuilder("ns", "r-1", "pod-5", at(7442s)).workloadAnnotation("job-renamed").obj(),
+        at(7443s));
+  h.step(at(7443s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == unresolved + 2);
+}
+
 TEST_CASE("External signals by namespace/name reach the pod last seen under that name", "[engine]") {
   Harness h(standaloneConfig("c1"));
   // Job x's pod "ns/x-0" runs and is deleted; a pod of Job y is then created under its name (a
