@@ -4,7 +4,8 @@
 
 namespace firstwork {
 
-void SmallString::initHeap(std::string_view s) {
+template <size_t Bytes>
+void BasicSmallString<Bytes>::initHeap(std::string_view s) {
   char* p = new char[s.size() + 1];
   std::memcpy(p, s.data(), s.size());
   p[s.size()] = '\0';
@@ -14,8 +15,15 @@ void SmallString::initHeap(std::string_view s) {
   b_[kTag] = static_cast<char>(kHeapTag);
 }
 
-void SmallString::releaseHeap() noexcept { delete[] heapPtr(); }
+template <size_t Bytes>
+void BasicSmallString<Bytes>::releaseHeap() noexcept {
+  delete[] heapPtr();
+}
+
+template class BasicSmallString<40>;
+template class BasicSmallString<32>;
 
 std::ostream& operator<<(std::ostream& os, const SmallString& s) { return os << s.view(); }
+std::ostream& operator<<(std::ostream& os, const ShortString& s) { return os << s.view(); }
 
 }  // namespace firstwork

@@ -527,7 +527,8 @@ void MilestoneEngine::State::onNode(ClusterData& c, model::EventType type, const
   SystemTime t = at;
   const model::Condition* ready = condition(n.conditions, "Ready");
   bool isReady = type != model::EventType::Deleted && conditionTrue(ready);
-  auto prev = c.nodeReady.find(n.meta.name);
+  const std::string name = n.meta.name.str();
+  auto prev = c.nodeReady.find(name);
   if (prev != c.nodeReady.end() && prev->second != isReady && ready != nullptr &&
       ready->lastTransitionTime && *ready->lastTransitionTime <= at) {
     t = *ready->lastTransitionTime;  // readiness changed: the condition says when
@@ -539,9 +540,9 @@ void MilestoneEngine::State::onNode(ClusterData& c, model::EventType type, const
                      : n.meta.creationTimestamp);
   }
   if (type == model::EventType::Deleted) {
-    c.nodeReady.erase(n.meta.name);
+    c.nodeReady.erase(name);
   } else {
-    c.nodeReady[n.meta.name] = isReady;
+    c.nodeReady[name] = isReady;
   }
   if (!c.inventoryKnownSince) c.inventoryKnownSince = at;
   c.usableEventTime = c.usableDirty ? std::max(c.usableEventTime, t) : t;
@@ -552,14 +553,14 @@ void MilestoneEngine::State::onQueueObject(ClusterData& c, model::EventType type
                                            const model::Object& o) {
   bool del = type == model::EventType::Deleted;
   if (const auto* cq = std::get_if<model::ClusterQueue>(&o)) {
-    if (del) c.clusterQueues.erase(cq->meta.name);
-    else c.clusterQueues[cq->meta.name] = *cq;
+    if (del) c.clusterQueues.erase(cq->meta.name.str());
+    else c.clusterQueues[cq->meta.name.str()] = *cq;
   } else if (const auto* ac = std::get_if<model::AdmissionCheck>(&o)) {
-    if (del) c.admissionChecks.erase(ac->meta.name);
-    else c.admissionChecks[ac->meta.name] = *ac;
+    if (del) c.admissionChecks.erase(ac->meta.name.str());
+    else c.admissionChecks[ac->meta.name.str()] = *ac;
   } else if (const auto* mc = std::get_if<model::MultiKueueConfig>(&o)) {
-    if (del) c.multiKueueConfigs.erase(mc->meta.name);
-    else c.multiKueueConfigs[mc->meta.name] = *mc;
+    if (del) c.multiKueueConfigs.erase(mc->meta.name.str());
+    else c.multiKueueConfigs[mc->meta.name.str()] = *mc;
   }
   candidatesDirty = true;
 }

@@ -144,7 +144,7 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
   if (type == model::EventType::Deleted) {
     if (existing != state.nodes.end()) {
       state.nodes.erase(existing);
-      markNodeChanged(state, node.meta.name);
+      markNodeChanged(state, node.meta.name.str());
     }
     return true;
   }
@@ -174,8 +174,9 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
   // Most Node updates (heartbeats, images, unrelated labels) change nothing the inventory reads:
   // they must not cost a recount.
   if (existing != state.nodes.end() && existing->second == record) return true;
-  state.nodes.insert_or_assign(node.meta.name, std::move(record));
-  markNodeChanged(state, node.meta.name);
+  std::string name = node.meta.name.str();
+  markNodeChanged(state, name);
+  state.nodes.insert_or_assign(std::move(name), std::move(record));
   return true;
 }
 

@@ -64,7 +64,7 @@ bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
   const model::ResourceSlice& slice = *shared;
   advanceTo(at);
   const SystemTime effective = now_;
-  SliceKey key{std::string(cluster), slice.meta.name};
+  SliceKey key{std::string(cluster), slice.meta.name.str()};
 
   if (type == model::EventType::Deleted) {
     if (slice.meta.name.empty()) {
@@ -95,7 +95,7 @@ bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
     // The counter series exists from the first pool of a driver on, starting at zero.
     driver_time_.try_emplace({pool.cluster, pool.driver});
   }
-  pool.slices.insert_or_assign(slice.meta.name, std::move(shared));
+  pool.slices.insert_or_assign(slice.meta.name.str(), std::move(shared));
   slice_index_[key] = pool_key;
   evaluate(pool, effective, created);
   return true;

@@ -127,13 +127,21 @@ bool readIdent(Ctx& c, od::value& v, Interned& dst) {
   return true;
 }
 
-bool readIdent(Ctx& c, od::value& v, SmallString& dst) {
+namespace {
+
+template <size_t N>
+bool readSmallIdent(Ctx& c, od::value& v, BasicSmallString<N>& dst) {
   std::string_view s;
   bool present = false;
   if (!identView(c, v, s, present)) return false;
   if (present) dst = s;
   return true;
 }
+
+}  // namespace
+
+bool readIdent(Ctx& c, od::value& v, SmallString& dst) { return readSmallIdent(c, v, dst); }
+bool readIdent(Ctx& c, od::value& v, ShortString& dst) { return readSmallIdent(c, v, dst); }
 
 bool readIdent(Ctx& c, od::value& v, ResourceVersion& dst) {
   std::string_view s;

@@ -1,4 +1,6 @@
 #pragma once
+#include <fmt/core.h>
+
 #include <compare>
 #include <cstddef>
 #include <cstring>
@@ -7,35 +9,39 @@
 #include <string>
 #include <string_view>
 
-#include <fmt/core.h>
-
 namespace firstwork {
 
-/// An immutable-in-use string of one 40-byte block: up to kInlineBytes characters inline, longer
-/// ones in a heap block of their own. For the unique strings every tracked object carries, of
-/// which nearly all fit: a Kubernetes uid is 36 characters, past std::string's 15, so as a
-/// std::string it costs 32 bytes plus a 48-byte heap block, and here 40 bytes and no allocation
-/// (bench/README.md, change 69). Always NUL-terminated (c_str). A view of an inline value points
-/// into this object: it moves with it, so keep views only of objects that stay put (a decoded
-/// object once it is held).
-class SmallString {
- public:
-  static constexpr size_t kInlineBytes = 38;
+/// An immutable-in-use string of one `Bytes`-byte block: up to kInlineBytes (`Bytes` - 2)
+/// characters inline, longer ones in a heap block of their own. For the unique strings every
+/// tracked object carries, of which nearly all fit: a Kubernetes uid is 36 characters, past
+/// std::string's 15, so as a std::string it costs 32 bytes plus a 48-byte heap block, and as a
+/// SmallString (40 bytes) no allocation (bench/README.md, change 69); an object's name, usually
+/// 16-30 characters (a Job's, its pods' and its Workload's), costs 32 bytes and a 32-byte heap
+/// block as a std::string and 32 bytes as a ShortString (change 77). A value past the inline
+/// bytes costs what a std::string's would. Always NUL-terminated (c_str). A view of an inline
+/// value points into this object: it moves with it, so keep views only of objects that stay put
+/// (a decoded object once it is held).
+template <size_t Bytes>
+class BasicSmallString {
+  static_assert(Bytes >= 24 && Bytes <= 256 && Bytes % 8 == 0);
 
-  SmallString() noexcept { setInline(0); }
-  SmallString(std::string_view s) { init(s); }                             // NOLINT: a drop-in
-  SmallString(const std::string& s) : SmallString(std::string_view(s)) {}  // NOLINT
-  SmallString(const char* s) : SmallString(std::string_view(s)) {}         // NOLINT
-  SmallString(const SmallString& o) { init(o.view()); }
-  SmallString(SmallString&& o) noexcept {
+ public:
+  static constexpr size_t kInlineBytes = Bytes - 2;
+
+  BasicSmallString() noexcept { setInline(0); }
+  BasicSmallString(std::string_view s) { init(s); }  // NOLINT: a drop-in
+  BasicSmallString(const std::string& s) : BasicSmallString(std::string_view(s)) {}  // NOLINT
+  BasicSmallString(const char* s) : BasicSmallString(std::string_view(s)) {}         // NOLINT
+  BasicSmallString(const BasicSmallString& o) { init(o.view()); }
+  BasicSmallString(BasicSmallString&& o) noexcept {
     std::memcpy(b_, o.b_, sizeof b_);
     o.setInline(0);
   }
-  SmallString& operator=(const SmallString& o) {
+  BasicSmallString& operator=(const BasicSmallString& o) {
     if (this != &o) assign(o.view());
     return *this;
   }
-  SmallString& operator=(SmallString&& o) noexcept {
+  BasicSmallString& operator=(BasicSmallString&& o) noexcept {
     if (this != &o) {
       release();
       std::memcpy(b_, o.b_, sizeof b_);
@@ -43,14 +49,14 @@ class SmallString {
     }
     return *this;
   }
-  SmallString& operator=(std::string_view s) { return assign(s); }
-  SmallString& operator=(const std::string& s) { return assign(s); }
-  SmallString& operator=(const char* s) { return assign(s); }
-  ~SmallString() { release(); }
+  BasicSmallString& operator=(std::string_view s) { return assign(s); }
+  BasicSmallString& operator=(const std::string& s) { return assign(s); }
+  BasicSmallString& operator=(const char* s) { return assign(s); }
+  ~BasicSmallString() { release(); }
 
   /// Replaces the value; `s` may be a view of this string's own value.
-  SmallString& assign(std::string_view s) {
-    SmallString t(s);
+  BasicSmallString& assign(std::string_view s) {
+    BasicSmallString t(s);
     return *this = std::move(t);
   }
 
@@ -82,31 +88,35 @@ class SmallString {
   const char* begin() const noexcept { return data(); }
   const char* end() const noexcept { return data() + size(); }
 
-  friend bool operator==(const SmallString& a, const SmallString& b) noexcept {
+  friend bool operator==(const BasicSmallString& a, const BasicSmallString& b) noexcept {
     return a.view() == b.view();
   }
-  friend bool operator==(const SmallString& a, std::string_view b) noexcept {
+  friend bool operator==(const BasicSmallString& a, std::string_view b) noexcept {
     return a.view() == b;
   }
-  friend bool operator==(const SmallString& a, const std::string& b) noexcept {
+  friend bool operator==(const BasicSmallString& a, const std::string& b) noexcept {
     return a.view() == b;
   }
-  friend bool operator==(const SmallString& a, const char* b) noexcept { return a.view() == b; }
-  friend std::strong_ordering operator<=>(const SmallString& a, const SmallString& b) noexcept {
+  friend bool operator==(const BasicSmallString& a, const char* b) noexcept {
+    return a.view() == b;
+  }
+  friend std::strong_ordering operator<=>(const BasicSmallString& a,
+                                          const BasicSmallString& b) noexcept {
     return a.view().compare(b.view()) <=> 0;
   }
-  friend std::strong_ordering operator<=>(const SmallString& a, std::string_view b) noexcept {
+  friend std::strong_ordering operator<=>(const BasicSmallString& a, std::string_view b) noexcept {
     return a.view().compare(b) <=> 0;
   }
-  friend std::strong_ordering operator<=>(const SmallString& a, const std::string& b) noexcept {
+  friend std::strong_ordering operator<=>(const BasicSmallString& a,
+                                          const std::string& b) noexcept {
     return a.view().compare(b) <=> 0;
   }
-  friend std::strong_ordering operator<=>(const SmallString& a, const char* b) noexcept {
+  friend std::strong_ordering operator<=>(const BasicSmallString& a, const char* b) noexcept {
     return a.view().compare(b) <=> 0;
   }
 
  private:
-  static constexpr size_t kTag = 39;  // inline: the length; kHeapTag: a heap block
+  static constexpr size_t kTag = Bytes - 1;  // inline: the length; kHeapTag: a heap block
   static constexpr unsigned char kHeapTag = 0xFF;
 
   void setInline(size_t n) noexcept {
@@ -137,37 +147,47 @@ class SmallString {
   }
   void releaseHeap() noexcept;
 
-  alignas(8) char b_[40];
+  alignas(8) char b_[Bytes];
 };
 
+/// 40 bytes, 38 characters inline: a uid (36).
+using SmallString = BasicSmallString<40>;
+/// 32 bytes, 30 characters inline, as large as a std::string: an object's name.
+using ShortString = BasicSmallString<32>;
 static_assert(sizeof(SmallString) == 40);
+static_assert(sizeof(ShortString) == 32);
+extern template class BasicSmallString<40>;
+extern template class BasicSmallString<32>;
 
-inline std::string operator+(const SmallString& a, std::string_view b) {
+template <size_t N>
+std::string operator+(const BasicSmallString<N>& a, std::string_view b) {
   std::string r(a.view());
   r += b;
   return r;
 }
-inline std::string operator+(std::string_view a, const SmallString& b) {
+template <size_t N>
+std::string operator+(std::string_view a, const BasicSmallString<N>& b) {
   std::string r(a);
   r += b.view();
   return r;
 }
 
 std::ostream& operator<<(std::ostream& os, const SmallString& s);
+std::ostream& operator<<(std::ostream& os, const ShortString& s);
 
 }  // namespace firstwork
 
-template <>
-struct fmt::formatter<firstwork::SmallString> : fmt::formatter<std::string_view> {
+template <size_t N>
+struct fmt::formatter<firstwork::BasicSmallString<N>> : fmt::formatter<std::string_view> {
   template <typename Context>
-  auto format(const firstwork::SmallString& s, Context& ctx) const {
+  auto format(const firstwork::BasicSmallString<N>& s, Context& ctx) const {
     return fmt::formatter<std::string_view>::format(s.view(), ctx);
   }
 };
 
-template <>
-struct std::hash<firstwork::SmallString> {
-  size_t operator()(const firstwork::SmallString& s) const noexcept {
+template <size_t N>
+struct std::hash<firstwork::BasicSmallString<N>> {
+  size_t operator()(const firstwork::BasicSmallString<N>& s) const noexcept {
     return std::hash<std::string_view>{}(s.view());
   }
 };

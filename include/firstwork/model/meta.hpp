@@ -67,7 +67,7 @@ const SmallString* findValue(const KeyValues& kv, std::string_view key);
 struct OwnerReference {
   Interned apiVersion;  // e.g. "batch/v1"
   Interned kind;        // e.g. "Job"
-  std::string name;
+  ShortString name;     // inline up to 30 characters (change 77)
   SmallString uid;  // inline: a uid is 36 characters
   bool controller = false;
 };
@@ -79,7 +79,9 @@ struct OwnerReference {
 /// `*.sharing-strategy` and `nvidia.com/mig.strategy`; never more than 64 of each (a reader of
 /// another key must add it to the list in src/model/meta.cpp).
 struct ObjectMeta {
-  std::string name;
+  /// Inline up to 30 characters, as most names are (a Job's, its pods', its Workload's): a
+  /// std::string of the same 32 bytes took a heap block past 15 (bench/README.md, change 77).
+  ShortString name;
   Interned namespace_;  // empty for cluster-scoped objects
   SmallString uid;      // inline: a uid is 36 characters (bench/README.md, change 69)
   /// 8 bytes (change 72). metadata.generation is checked when decoded but not kept: nothing

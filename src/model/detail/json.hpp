@@ -84,6 +84,7 @@ bool getString(Ctx& c, od::value& v, std::string_view& out, bool* present = null
 bool readIdent(Ctx& c, od::value& v, std::string& dst);
 bool readIdent(Ctx& c, od::value& v, Interned& dst);
 bool readIdent(Ctx& c, od::value& v, SmallString& dst);
+bool readIdent(Ctx& c, od::value& v, ShortString& dst);
 bool readIdent(Ctx& c, od::value& v, ResourceVersion& dst);
 /// Free text truncated to `max` bytes. Null leaves `dst` unchanged.
 bool readText(Ctx& c, od::value& v, std::string& dst, size_t max = kMaxTextBytes);

@@ -9,13 +9,15 @@
 #include <utility>
 #include <vector>
 
+using firstwork::ShortString;
 using firstwork::SmallString;
 
 namespace {
 // Whether the value's bytes lie inside the object itself.
-bool inlineIn(const SmallString& s) {
+template <typename S>
+bool inlineIn(const S& s) {
   auto* p = reinterpret_cast<const char*>(&s);
-  return s.data() >= p && s.data() < p + sizeof(SmallString);
+  return s.data() >= p && s.data() < p + sizeof(S);
 }
 }  // namespace
 
@@ -30,14 +32,38 @@ TEST_CASE("small string: a uid is held inline, in 40 bytes") {
   CHECK(s == uid);
   CHECK(s.view() == uid);
   CHECK(std::string(s.c_str()) == uid);  // NUL-terminated
-  // The longest inline value, and one past it.
-  const std::string at(SmallString::kInlineBytes, 'x');
-  SmallString a(at);
+}
+
+TEST_CASE("short string: a name of up to 30 characters is held inline, in 32 bytes") {
+  STATIC_REQUIRE(sizeof(ShortString) == 32);
+  STATIC_REQUIRE(ShortString::kInlineBytes == 30);
+  // A pod of a Job, and a Workload name of exactly 30 characters.
+  for (std::string name : {"train-1234-abcd-0-xz7k2", "job-train-98765-qwer-012345678"}) {
+    INFO(name);
+    REQUIRE(name.size() > 15);  // past std::string's own inline 15
+    REQUIRE(name.size() <= 30);
+    ShortString s(name);
+    CHECK_FALSE(s.onHeap());
+    CHECK(inlineIn(s));
+    CHECK(s == name);
+    CHECK(std::string(s.c_str()) == name);
+  }
+  ShortString longer("train-98765-qwer-0-abcde-gpu-xyz12");
+  CHECK(longer.onHeap());
+  CHECK(longer == "train-98765-qwer-0-abcde-gpu-xyz12");
+}
+
+TEMPLATE_TEST_CASE("small string: the longest inline value, and one past it on the heap", "",
+                   SmallString, ShortString) {
+  using S = TestType;
+  STATIC_REQUIRE(sizeof(S) == S::kInlineBytes + 2);
+  const std::string at(S::kInlineBytes, 'x');
+  S a(at);
   CHECK_FALSE(a.onHeap());
   CHECK(a == at);
   CHECK(std::string(a.c_str()) == at);
-  const std::string past(SmallString::kInlineBytes + 1, 'y');
-  SmallString b(past);
+  const std::string past(S::kInlineBytes + 1, 'y');
+  S b(past);
   CHECK(b.onHeap());
   CHECK_FALSE(inlineIn(b));
   CHECK(b.size() == past.size());
@@ -45,23 +71,25 @@ TEST_CASE("small string: a uid is held inline, in 40 bytes") {
   CHECK(std::string(b.c_str()) == past);
 }
 
-TEST_CASE("small string: empty by default; copies, moves and assignments keep the value") {
-  SmallString e;
+TEMPLATE_TEST_CASE("small string: empty by default; copies, moves and assignments keep the value",
+                   "", SmallString, ShortString) {
+  using S = TestType;
+  S e;
   CHECK(e.empty());
   CHECK(e.size() == 0);
   CHECK(e == "");
   CHECK(std::string(e.c_str()).empty());
   const std::string longText(100, 'L');
   for (const std::string& v : {std::string("pod-a"), longText}) {
-    SmallString a(v);
-    SmallString copy = a;
+    S a(v);
+    S copy = a;
     CHECK(copy == v);
     CHECK(a == v);
     if (a.onHeap()) CHECK(copy.data() != a.data());  // a copy has its own block
-    SmallString moved = std::move(a);
+    S moved = std::move(a);
     CHECK(moved == v);
     CHECK(a.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty, as documented
-    SmallString target("something else, long enough to be held on the heap: 0123456789");
+    S target("something else, long enough to be held on the heap: 0123456789");
     target = moved;
     CHECK(target == v);
     target = std::move(copy);
@@ -78,26 +106,30 @@ TEST_CASE("small string: empty by default; copies, moves and assignments keep th
   }
 }
 
-TEST_CASE("small string: assigning a view of its own value") {
-  SmallString s("abcdef");
+TEMPLATE_TEST_CASE("small string: assigning a view of its own value", "", SmallString,
+                   ShortString) {
+  using S = TestType;
+  S s("abcdef");
   s = s.view().substr(2);
   CHECK(s == "cdef");
-  SmallString l(std::string(60, 'a') + "tail");
+  S l(std::string(60, 'a') + "tail");
   l = l.view().substr(50);
   CHECK(l == std::string(10, 'a') + "tail");
   CHECK_FALSE(l.onHeap());
-  SmallString l2(std::string(80, 'b') + "end");
+  S l2(std::string(80, 'b') + "end");
   l2 = l2.view().substr(1);
   CHECK(l2 == std::string(79, 'b') + "end");
   CHECK(l2.onHeap());
-  SmallString self("self");
+  S self("self");
   auto& ref = self;
   self = ref;
   CHECK(self == "self");
 }
 
-TEST_CASE("small string: compares, orders, hashes and prints as its text") {
-  SmallString a("alpha"), b("beta"), a2(std::string("alpha"));
+TEMPLATE_TEST_CASE("small string: compares, orders, hashes and prints as its text", "", SmallString,
+                   ShortString) {
+  using S = TestType;
+  S a("alpha"), b("beta"), a2(std::string("alpha"));
   CHECK(a == a2);
   CHECK(a != b);
   CHECK(a < b);
@@ -106,14 +138,14 @@ TEST_CASE("small string: compares, orders, hashes and prints as its text") {
   CHECK(a == std::string("alpha"));
   CHECK(a != "alphabet");
   CHECK("alpha" == a);
-  CHECK(std::hash<SmallString>{}(a) == std::hash<std::string_view>{}("alpha"));
-  std::unordered_set<SmallString> set{a, b, a2};
+  CHECK(std::hash<S>{}(a) == std::hash<std::string_view>{}("alpha"));
+  std::unordered_set<S> set{a, b, a2};
   CHECK(set.size() == 2);
-  std::map<SmallString, int> m{{b, 2}, {a, 1}};
+  std::map<S, int> m{{b, 2}, {a, 1}};
   CHECK(m.begin()->first == "alpha");
   CHECK(fmt::format("<{}>", b) == "<beta>");
   std::ostringstream os;
-  os << a << "/" << SmallString(std::string(50, 'z'));
+  os << a << "/" << S(std::string(50, 'z'));
   CHECK(os.str() == "alpha/" + std::string(50, 'z'));
   CHECK("ns/" + a == "ns/alpha");
   CHECK(a + "/x" == "alpha/x");
@@ -126,10 +158,11 @@ TEST_CASE("small string: compares, orders, hashes and prints as its text") {
   CHECK(std::string(a.begin(), a.end()) == "alpha");
 }
 
-TEST_CASE("small string: a vector of them grows and keeps every value") {
-  std::vector<SmallString> v;
+TEMPLATE_TEST_CASE("small string: a vector of them grows and keeps every value", "", SmallString,
+                   ShortString) {
+  using S = TestType;
+  std::vector<S> v;
   auto value = [](int i) { return std::string(static_cast<size_t>(i % 70), char('a' + i % 26)); };
   for (int i = 0; i < 200; ++i) v.emplace_back(value(i));
   for (int i = 0; i < 200; ++i) CHECK(v[static_cast<size_t>(i)] == value(i));
 }
-

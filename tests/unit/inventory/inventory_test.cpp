@@ -390,7 +390,7 @@ TEST_CASE("allocated ResourceClaims count their devices once, in the device's cl
   CHECK(f.allocated == 2);
   CHECK(f.free == 1);  // the other cluster's device is not one of ours
   auto owner = pod("gpu-test1", "dra-gpu-example-798fccd4d-sfl2p", "conformance-test-np1");
-  owner.claims.push_back(podClaim("single-gpu", real[0].meta.name));
+  owner.claims.push_back(podClaim("single-gpu", real[0].meta.name.str()));
   CHECK(sameCounts(inventory.podDevices("w1", owner).devices, {{"gpu.nvidia.com", 1, true}}));
 
   REQUIRE(inventory.onClaim("w1", kDel, c1));

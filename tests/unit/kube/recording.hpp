@@ -24,7 +24,7 @@ class RecordingSink final : public kube::EventSink {
   };
   void onEvent(const kube::ObjectEvent& ev) override {
     const auto& m = model::metaOf(*ev.object);
-    Seen s{ev.type, ev.origin, m.name, m.uid.str(), m.resourceVersion.str(),
+    Seen s{ev.type, ev.origin, m.name.str(), m.uid.str(), m.resourceVersion.str(),
            ev.previous ? model::metaOf(*ev.previous).resourceVersion.str() : std::string()};
     events.push_back(s);
     // What a consumer relies on: Added only for unknown objects, Modified/Deleted only for

@@ -202,6 +202,32 @@ TEST_CASE("uids of any length are kept whole: inline up to 38 bytes, past that o
                     Kind::Pod) == "metadata.uid: longer than 512 bytes (513) (Pod p)");
 }
 
+TEST_CASE("names of any length are kept whole: inline up to 30 bytes, past that on the heap",
+          "[model][meta]") {
+  // A Job's pod (23 characters), a Workload of exactly 30, a generated claim (35), and the
+  // longest name the API allows (253): the object's and its owner's (change 77).
+  const std::string pod = "train-1234-abcd-0-xz7k2";
+  const std::string workload = "job-train-98765-qwer-012345678";
+  const std::string claim = "train-1234-abcd-0-xz7k2-gpu-q8v2n";
+  for (const std::string& name : {pod, workload, claim, std::string(253, 'n')}) {
+    INFO(name.size());
+    auto p = decodeJson<Pod>(R"({"metadata": {"name": ")" + name +
+                                 R"(", "uid": "u", "ownerReferences": [{"kind": "Job", "name": ")" +
+                                 name + R"(", "uid": "j"}]}, "status": {}})",
+                             Kind::Pod);
+    CHECK(p.meta.name == name);
+    CHECK(p.meta.name.onHeap() == (name.size() > 30));
+    REQUIRE(p.meta.ownerReferences.size() == 1);
+    CHECK(p.meta.ownerReferences[0].name == name);
+    CHECK(p.meta.ownerReferences[0].name.onHeap() == (name.size() > 30));
+    Pod copy = p;
+    Pod moved = std::move(p);
+    CHECK(copy.meta.name == name);
+    CHECK(moved.meta.name == name);
+    CHECK(moved.meta.ownerReferences[0].name == name);
+  }
+}
+
 TEST_CASE("condition text is truncated, entries without type skipped", "[model][meta]") {
   std::string longMessage(1000, 'm');
   auto n = decodeJson<Node>(R"({"metadata": {"name": "n", "uid": "u"}, "status": {"conditions": [
