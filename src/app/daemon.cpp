@@ -37,6 +37,7 @@
 #include "firstwork/signals/useful_work_probe.hpp"
 #include "firstwork/store/store.hpp"
 #include "firstwork/store/store_thread.hpp"
+#include "detail/daemon_config.hpp"
 
 namespace firstwork::app {
 namespace {
@@ -69,6 +70,10 @@ std::vector<model::Kind> watchedKinds(config::ClusterRole role) {
   return {K::Workload, K::Pod, K::ResourceClaim, K::ResourceSlice, K::Node};
 }
 
+}  // namespace
+
+namespace detail {
+
 engine::EngineConfig engineConfig(const config::Config& c) {
   engine::EngineConfig e;
   for (const auto& cl : c.clusters)
@@ -92,7 +97,13 @@ engine::EngineConfig engineConfig(const config::Config& c) {
   return e;
 }
 
-}  // namespace
+model::DecodeOptions decodeOptions(const config::Config& c) {
+  model::DecodeOptions o;
+  o.deviceAttributes = inventory::deviceAttributesRead(engineConfig(c).inventory);
+  return o;
+}
+
+}  // namespace detail
 
 struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   explicit Impl(DaemonOptions o)
@@ -108,7 +119,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
         // fixed 100 ms was most of the event-to-metric latency in bench/README.md, change 25).
         snapshot(*registry, kRealClock,
                  {.freshness = 25ms, .waitForLoop = 500ms, .renderCostMultiple = 4, .answerBetweenEventsAfter = 50ms}),
-        engine(engineConfig(options.config)),
+        engine(detail::engineConfig(options.config)),
         redactor(*log::currentRedactor()),  // the salt log::configure() read (inline or file)
         log("daemon") {}
 
@@ -738,6 +749,10 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     if (options.minWatchTimeout) kopts.reflector.minWatchTimeout = *options.minWatchTimeout;
     kopts.reflector.backoff.initial = options.config.watch.backoffInitial;
     kopts.reflector.backoff.max = options.config.watch.backoffMax;
+    // A ResourceSlice's devices keep the attributes the inventory reads, no others: a GPU
+    // driver publishes a dozen a device (bench/README.md, change 78).
+    kopts.reflector.decode =
+        std::make_shared<const model::DecodeOptions>(detail::decodeOptions(options.config));
     listDecoder = kube::makeThreadListDecoder(io, "fw-decode");
     kopts.listDecoder = listDecoder.get();
     for (const auto& cc : options.config.clusters) {

@@ -153,6 +153,22 @@ Result<DeviceClassMapping> parseDeviceClassSelector(std::string_view deviceClass
   return mapping;
 }
 
+std::vector<std::string> deviceAttributesRead(const InventoryConfig& config) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  };
+  for (const auto& mapping : config.deviceClasses) {
+    for (const auto& attribute : mapping.attributes) add(attribute.name);
+  }
+  if (config.nvidiaDraDefaults) {
+    add(config.typeAttribute);
+    add(config.profileAttribute);
+  }
+  return names;
+}
+
 std::optional<std::string> Inventory::classifyDevice(std::string_view driver,
                                                      const model::Device& device) const {
   for (const auto& mapping : config_.deviceClasses) {

@@ -17,9 +17,11 @@ class LoopListDecoder final : public ListDecoder {
  public:
   explicit LoopListDecoder(asio::io_context& io) : io_(io) {}
 
-  void decode(std::string body, model::Kind kind, Done done) override {
-    asio::post(io_, [body = std::move(body), kind, done = std::move(done)]() mutable {
-      auto page = model::decodeList(body, kind);
+  void decode(std::string body, model::Kind kind,
+              std::shared_ptr<const model::DecodeOptions> options, Done done) override {
+    asio::post(io_, [body = std::move(body), kind, options = std::move(options),
+                     done = std::move(done)]() mutable {
+      auto page = options ? model::decodeList(body, kind, *options) : model::decodeList(body, kind);
       done(std::move(page), std::move(body));
     });
   }
@@ -46,9 +48,11 @@ class ThreadListDecoder final : public ListDecoder {
     pool_.join();
   }
 
-  void decode(std::string body, model::Kind kind, Done done) override {
-    asio::post(pool_, [this, body = std::move(body), kind, done = std::move(done)]() mutable {
-      auto page = model::decodeList(body, kind);
+  void decode(std::string body, model::Kind kind,
+              std::shared_ptr<const model::DecodeOptions> options, Done done) override {
+    asio::post(pool_, [this, body = std::move(body), kind, options = std::move(options),
+                       done = std::move(done)]() mutable {
+      auto page = options ? model::decodeList(body, kind, *options) : model::decodeList(body, kind);
       asio::post(io_, [done = std::move(done), page = std::move(page), body = std::move(body)]() mutable {
         done(std::move(page), std::move(body));
       });

@@ -413,7 +413,7 @@ void Reflector::onPage(HttpResult result) {
     }
     if (ctx_.decoder == nullptr && !d.askedAhead && decoding_.empty()) {
       // Decoding on the loop, with no request to let out first and no page before it: now.
-      auto page = model::decodeList(result.body, kind_);
+      auto page = model::decodeList(result.body, kind_, decodeOptions());
       keepSpare(std::move(result.body));
       result.body = std::string();
       takePage(result, page, std::nullopt);
@@ -424,7 +424,7 @@ void Reflector::onPage(HttpResult result) {
     d.response = std::move(result);
     decoding_.push_back(std::move(d));
     std::weak_ptr<bool> alive = alive_;
-    decoder_->decode(std::move(body), kind_,
+    decoder_->decode(std::move(body), kind_, options_.decode,
                      [this, alive, seq = decodeSeq_](Result<model::ListPage> page, std::string spent) {
                        if (alive.expired()) return;
                        onDecoded(seq, std::move(page), std::move(spent));
@@ -755,7 +755,7 @@ void Reflector::onWatchData(uint64_t gen, std::string_view chunk) {
 bool Reflector::onWatchLine(std::string_view line) {
   // A reused buffer: the decoder pads it in place instead of allocating a padded copy per event.
   lineBuf_.assign(line.data(), line.size());
-  auto ev = model::decodeWatchEvent(lineBuf_, kind_);
+  auto ev = model::decodeWatchEvent(lineBuf_, kind_, decodeOptions());
   if (!ev) {
     // Not a watch event at all (truncated or garbled line): the stream cannot be trusted past
     // this point, but everything before it was applied; re-watch from the last good RV. If the

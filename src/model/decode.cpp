@@ -282,11 +282,12 @@ std::string recoverResourceVersion(od::document& doc) {
   return std::string(rv);
 }
 
-Result<WatchEvent> decodeEvent(PaddedInput& in, Kind kind) {
+Result<WatchEvent> decodeEvent(PaddedInput& in, Kind kind, const DecodeOptions& options) {
   od::document doc;
   if (auto st = in.iterate(doc); !st) return makeError(st.error());
   Ctx c;
   c.end = in.end();
+  c.options = &options;
   od::value root;
   if (auto st = rootObject(c, doc, root); !st) return makeError("watch event: " + st.error());
 
@@ -354,11 +355,12 @@ Result<WatchEvent> decodeEvent(PaddedInput& in, Kind kind) {
 
 // ---- lists ----
 
-Result<ListPage> decodeListBody(PaddedInput& in, Kind kind) {
+Result<ListPage> decodeListBody(PaddedInput& in, Kind kind, const DecodeOptions& options) {
   od::document doc;
   if (auto st = in.iterate(doc); !st) return makeError(st.error());
   Ctx c;
   c.end = in.end();
+  c.options = &options;
   od::value root;
   if (auto st = rootObject(c, doc, root); !st) return makeError("list: " + st.error());
 
@@ -453,11 +455,12 @@ Result<ListPage> decodeListBody(PaddedInput& in, Kind kind) {
   return page;
 }
 
-Result<Object> decodeObjectBody(PaddedInput& in, Kind kind) {
+Result<Object> decodeObjectBody(PaddedInput& in, Kind kind, const DecodeOptions& options) {
   od::document doc;
   if (auto st = in.iterate(doc); !st) return makeError(st.error());
   Ctx c;
   c.end = in.end();
+  c.options = &options;
   od::value root;
   if (auto st = rootObject(c, doc, root); !st) return makeError(st.error());
   Object obj;
@@ -473,24 +476,25 @@ Result<Object> decodeObjectBody(PaddedInput& in, Kind kind) {
 
 }  // namespace
 
-Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind) {
+Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind,
+                                    const DecodeOptions& options) {
   PaddedInput in(line);
-  return decodeEvent(in, kind);
+  return decodeEvent(in, kind, options);
 }
 
-Result<WatchEvent> decodeWatchEvent(std::string& line, Kind kind) {
+Result<WatchEvent> decodeWatchEvent(std::string& line, Kind kind, const DecodeOptions& options) {
   PaddedInput in(line);
-  return decodeEvent(in, kind);
+  return decodeEvent(in, kind, options);
 }
 
-Result<ListPage> decodeList(std::string_view body, Kind kind) {
+Result<ListPage> decodeList(std::string_view body, Kind kind, const DecodeOptions& options) {
   PaddedInput in(body);
-  return decodeListBody(in, kind);
+  return decodeListBody(in, kind, options);
 }
 
-Result<ListPage> decodeList(std::string& body, Kind kind) {
+Result<ListPage> decodeList(std::string& body, Kind kind, const DecodeOptions& options) {
   PaddedInput in(body);
-  return decodeListBody(in, kind);
+  return decodeListBody(in, kind, options);
 }
 
 std::optional<std::string> peekListContinue(std::string_view body) {
@@ -546,9 +550,24 @@ std::optional<std::string> peekListContinue(std::string_view body) {
   return std::nullopt;
 }
 
-Result<Object> decodeObject(std::string_view json, Kind kind) {
+Result<Object> decodeObject(std::string_view json, Kind kind, const DecodeOptions& options) {
   PaddedInput in(json);
-  return decodeObjectBody(in, kind);
+  return decodeObjectBody(in, kind, options);
+}
+
+namespace {
+// "gpu.nvidia.com/type" -> "type"; an unqualified name as it is.
+std::string_view withoutDomain(std::string_view name) {
+  const size_t slash = name.find('/');
+  return slash == std::string_view::npos ? name : name.substr(slash + 1);
+}
+}  // namespace
+
+bool DecodeOptions::keepsDeviceAttribute(std::string_view name) const {
+  if (!deviceAttributes) return true;
+  const std::string_view bare = withoutDomain(name);
+  return std::any_of(deviceAttributes->begin(), deviceAttributes->end(),
+                     [&](const std::string& kept) { return withoutDomain(kept) == bare; });
 }
 
 Result<ApiStatus> decodeStatus(std::string_view body) {

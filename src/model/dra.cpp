@@ -206,6 +206,8 @@ bool readAttributes(Ctx& c, od::value& v, std::vector<DeviceAttribute>& dst) {
   bool ok = forFields(
       c, v,
       [&](std::string_view name, od::value& x) {
+        // One nothing reads is not kept (DecodeOptions::deviceAttributes), nor is its value read.
+        if (c.options != nullptr && !c.options->keepsDeviceAttribute(name)) return true;
         DeviceAttribute a;
         bool known = false;
         if (!readAttributeValue(c, x, value, known)) return false;

@@ -94,6 +94,13 @@ struct InventoryConfig {
   std::vector<std::string> toleratedNodeTaintKeys{"nvidia.com/gpu"};
 };
 
+/// The device attribute names the inventory reads with `config` (classifyDevice): the NVIDIA
+/// driver's type and profile attributes with the NVIDIA defaults, and every attribute a
+/// configured DeviceClass compares. What the daemon's decoders keep of a ResourceSlice's
+/// devices (model::DecodeOptions::deviceAttributes): a reader of another attribute must add it
+/// here.
+std::vector<std::string> deviceAttributesRead(const InventoryConfig& config);
+
 /// The unit a device class counts: the `unit` label. Figures of different units are never added
 /// together; within one unit, capacity states (published, usable, allocated, productive) add up
 /// across device classes (e.g. whole GPUs from the device plugin and from the DRA driver).

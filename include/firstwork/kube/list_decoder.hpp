@@ -23,10 +23,11 @@ class ListDecoder {
   /// page (HttpRequest::bodyBuffer).
   using Done = std::function<void(Result<model::ListPage>, std::string spent)>;
   virtual ~ListDecoder() = default;
-  /// Decodes `body` as a list of `kind` and runs `done` with the result and the body on the
-  /// event loop, in the order the pages were given. `done` may never run when the decoder is
-  /// destroyed first.
-  virtual void decode(std::string body, model::Kind kind, Done done) = 0;
+  /// Decodes `body` as a list of `kind` (keeping what `options` says; null: everything) and runs
+  /// `done` with the result and the body on the event loop, in the order the pages were given.
+  /// `done` may never run when the decoder is destroyed first.
+  virtual void decode(std::string body, model::Kind kind,
+                      std::shared_ptr<const model::DecodeOptions> options, Done done) = 0;
   /// Gives back the decoding thread's buffers when they hold more than `keepBytes` (see
   /// model::releaseDecodeBuffers), once the pages given before are decoded; then runs
   /// `released` (if any) on the event loop with the capacity given back.

@@ -90,6 +90,9 @@ struct ReflectorOptions {
   std::chrono::milliseconds catchUpLimit{2000};
   BackoffOptions backoff;
   uint64_t seed = 0;  // 0 = random (jitter, watch timeouts)
+  /// What the decoder keeps of each object (LIST pages and watch events alike); null keeps
+  /// everything. Shared: LIST pages are decoded on the decoder's thread.
+  std::shared_ptr<const model::DecodeOptions> decode;
 };
 
 /// Restarts by reason plus a few totals (tests, diagnostics; the observer gets the same).
@@ -211,6 +214,10 @@ class Reflector {
   void noteResponse(const HttpResult& result);
   std::string basePath() const;
   bool isExpired(const HttpResult& result) const;
+  const model::DecodeOptions& decodeOptions() const {
+    static const model::DecodeOptions kEverything;
+    return options_.decode ? *options_.decode : kEverything;
+  }
 
   const Clock& clock_;
   Context ctx_;

@@ -46,21 +46,37 @@ struct ListPage {
 };
 inline constexpr size_t kMaxItemErrors = 100;
 
+/// What a decoder keeps that not every reader reads. The defaults keep everything.
+struct DecodeOptions {
+  /// The ResourceSlice device attributes kept, by name; nullopt keeps every one. An attribute is
+  /// kept when its name without its domain ("gpu.nvidia.com/type" -> "type") is one of these
+  /// without theirs, so that each spelling a reader may compare it by ("type", published by a
+  /// driver, is "<driver>/type") is kept. A GPU driver publishes a dozen attributes a device
+  /// (uuid, product, PCI addresses, driver versions), of which the inventory reads one or two:
+  /// the daemon keeps those (inventory::deviceAttributesRead; bench/README.md, change 78).
+  std::optional<std::vector<std::string>> deviceAttributes;
+
+  /// Whether a device attribute of this name is kept.
+  bool keepsDeviceAttribute(std::string_view name) const;
+};
+
 // Decoding uses simdjson On-Demand in one pass and keeps only the slim model fields. Every function
 // is thread-safe (each thread owns its parser and scratch buffer) and never throws. Errors name the
 // field path, e.g. "status.conditions[2].lastTransitionTime: invalid RFC 3339 time ... (Pod ns/name)".
 
 /// Decodes one watch event line (without the trailing newline). An error result means the line
 /// is not a watch event at all (not JSON, no `type`, unknown type).
-Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind);
+Result<WatchEvent> decodeWatchEvent(std::string_view line, Kind kind,
+                                    const DecodeOptions& options = {});
 /// Same, without copying: appends simdjson's padding to `line` for the parse and restores its size
 /// afterwards (its capacity may grow). The fast path for the reflector's line buffer.
-Result<WatchEvent> decodeWatchEvent(std::string& line, Kind kind);
+Result<WatchEvent> decodeWatchEvent(std::string& line, Kind kind,
+                                    const DecodeOptions& options = {});
 
 /// Decodes a LIST response body of `kind`. Error only when the body is not a list.
-Result<ListPage> decodeList(std::string_view body, Kind kind);
+Result<ListPage> decodeList(std::string_view body, Kind kind, const DecodeOptions& options = {});
 /// Same, padding `body` in place instead of copying it (see decodeWatchEvent(std::string&)).
-Result<ListPage> decodeList(std::string& body, Kind kind);
+Result<ListPage> decodeList(std::string& body, Kind kind, const DecodeOptions& options = {});
 
 /// The continue token of a LIST body, read from the body's head alone (everything before its
 /// `items` key): the API server writes a list's metadata before its items, so the reflector can
@@ -72,7 +88,7 @@ Result<ListPage> decodeList(std::string& body, Kind kind);
 std::optional<std::string> peekListContinue(std::string_view body);
 
 /// Decodes one object of `kind` (the JSON of the object itself).
-Result<Object> decodeObject(std::string_view json, Kind kind);
+Result<Object> decodeObject(std::string_view json, Kind kind, const DecodeOptions& options = {});
 
 /// Decodes a metav1.Status body (HTTP error responses).
 Result<ApiStatus> decodeStatus(std::string_view body);

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "firstwork/core/clock.hpp"
+#include "firstwork/model/decode.hpp"
 #include "firstwork/model/meta.hpp"
 
 namespace firstwork::model::detail {
@@ -44,6 +45,7 @@ inline constexpr size_t kMaxEntries = 64;
 /// State of one decode: the error being unwound and the end of the readable (padded) input.
 struct Ctx {
   const char* end = nullptr;  // one past the last readable byte of the padded buffer
+  const DecodeOptions* options = nullptr;  // null: keep everything
   std::string path;           // "status.conditions[2].lastTransitionTime", built on unwind
   std::string reason;         // "invalid RFC 3339 time ..."
   bool syntax = false;        // the JSON text itself is broken (not only the schema)

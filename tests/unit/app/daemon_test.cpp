@@ -14,6 +14,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include "detail/daemon_config.hpp"
 #include "firstwork/app/daemon.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/log/log.hpp"
@@ -570,4 +571,18 @@ TEST_CASE("A failed checkpoint of the store's WAL is counted every time and logg
   CHECK(lines[0]["failures_not_logged"] == 0);
   CHECK(lines[1]["error"] == "fourth");
   CHECK(lines[1]["failures_not_logged"] == 2);  // "second" and "third"
+}
+
+TEST_CASE("The daemon's decoders keep the device attributes its inventory reads",
+          "[app][daemon]") {
+  config::Config c;
+  auto o = app::detail::decodeOptions(c);
+  REQUIRE(o.deviceAttributes);
+  CHECK(*o.deviceAttributes == std::vector<std::string>{"type", "profile"});
+  CHECK(o.keepsDeviceAttribute("gpu.nvidia.com/type"));
+  CHECK_FALSE(o.keepsDeviceAttribute("uuid"));
+  c.gpu.profileAttribute = "gpu.nvidia.com/mig-profile";  // as configured, into the inventory
+  CHECK(*app::detail::decodeOptions(c).deviceAttributes ==
+        std::vector<std::string>{"type", "gpu.nvidia.com/mig-profile"});
+  CHECK(app::detail::engineConfig(c).inventory.profileAttribute == "gpu.nvidia.com/mig-profile");
 }

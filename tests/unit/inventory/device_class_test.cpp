@@ -1,14 +1,18 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "firstwork/inventory/inventory.hpp"
+#include "firstwork/model/decode.hpp"
 #include "fixtures.hpp"
 
 using firstwork::inventory::DeviceClassMapping;
 using firstwork::inventory::Inventory;
 using firstwork::inventory::InventoryConfig;
+using firstwork::inventory::deviceAttributesRead;
 using firstwork::inventory::parseDeviceClassSelector;
 using namespace firstwork::testing;
 
@@ -116,6 +120,103 @@ TEST_CASE("NVIDIA defaults can be turned off", "[inventory][classes]") {
   Inventory inventory(config);
   CHECK_FALSE(inventory.classifyDevice("gpu.nvidia.com", gpuDevice("gpu-0")));
   CHECK_FALSE(inventory.classForDeviceClassName("gpu.nvidia.com"));
+}
+
+TEST_CASE("the device attributes the inventory reads", "[inventory][classes]") {
+  InventoryConfig config;
+  CHECK(deviceAttributesRead(config) == std::vector<std::string>{"type", "profile"});
+  auto mig = parseDeviceClassSelector(
+      "mig-1g-10gb", "device.driver == 'gpu.nvidia.com' && "
+                     "device.attributes['gpu.nvidia.com'].profile == '1g.10gb' && "
+                     "device.attributes['example.com'].slot == 'a'");
+  REQUIRE(mig.ok());
+  config.deviceClasses.push_back(*mig);
+  config.profileAttribute = "gpu.nvidia.com/mig-profile";
+  CHECK(deviceAttributesRead(config) ==
+        std::vector<std::string>{"gpu.nvidia.com/profile", "example.com/slot", "type",
+                                 "gpu.nvidia.com/mig-profile"});
+  config.nvidiaDraDefaults = false;
+  CHECK(deviceAttributesRead(config) ==
+        std::vector<std::string>{"gpu.nvidia.com/profile", "example.com/slot"});
+  config.deviceClasses.clear();
+  CHECK(deviceAttributesRead(config).empty());
+  InventoryConfig noProfile;
+  noProfile.profileAttribute.clear();  // no split by profile
+  CHECK(deviceAttributesRead(noProfile) == std::vector<std::string>{"type"});
+}
+
+TEST_CASE("devices decoded with only the attributes the inventory reads classify as when whole",
+          "[inventory][classes]") {
+  using firstwork::model::Kind;
+  using firstwork::model::ResourceSlice;
+  // Every slice fixture, decoded whole and with what the daemon's decoders keep.
+  auto decodeAll = [](const std::string& fixture, const firstwork::model::DecodeOptions& options) {
+    std::ifstream in(std::string(FIRSTWORK_TEST_FIXTURES_DIR) + "/k8s/" + fixture);
+    REQUIRE(in.good());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::vector<ResourceSlice> out;
+    if (ss.str().find("\"items\"") != std::string::npos) {
+      auto page = firstwork::model::decodeList(ss.str(), Kind::ResourceSlice, options);
+      REQUIRE(page.ok());
+      for (auto& o : page->items) out.push_back(std::get<ResourceSlice>(std::move(o)));
+    } else {
+      auto object = firstwork::model::decodeObject(ss.str(), Kind::ResourceSlice, options);
+      REQUIRE(object.ok());
+      out.push_back(std::get<ResourceSlice>(std::move(*object)));
+    }
+    return out;
+  };
+  InventoryConfig defaults;
+  InventoryConfig configured;
+  auto mig = parseDeviceClassSelector(
+      "mig-1g-10gb", "device.driver == 'gpu.nvidia.com' && "
+                     "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'");
+  REQUIRE(mig.ok());
+  configured.deviceClasses.push_back(*mig);
+  configured.deviceClasses.push_back(DeviceClassMapping{"gpu.example.com", "gpu.example.com", {}});
+  InventoryConfig qualified;
+  qualified.typeAttribute = "gpu.nvidia.com/type";
+  qualified.profileAttribute = "gpu.nvidia.com/profile";
+  size_t classified = 0, whole = 0, kept = 0;
+  std::set<std::string> classes;
+  for (const InventoryConfig& config : {defaults, configured, qualified}) {
+    Inventory inventory(config);
+    firstwork::model::DecodeOptions options;
+    options.deviceAttributes = deviceAttributesRead(config);
+    for (const std::string fixture :
+         {"dra-resourceslice-v1-list-dra-example-driver.json",
+          "dra-resourceslice-v1-nvidia-gpu-openshift-conformance.json",
+          "dra-resourceslice-v1-nvidia-mig-vfio-CONSTRUCTED.json",
+          "dra-resourceslice-v1-partitionable-two-slice-pool-kep2941-1.json",
+          "dra-resourceslice-v1-partitionable-two-slice-pool-kep2941-2.json",
+          "dra-resourceslice-v1-pool-generation-rollover-incomplete-CONSTRUCTED.json",
+          "dra-resourceslice-v1beta1-basic-wrapper-CONSTRUCTED.json"}) {
+      const auto full = decodeAll(fixture, {});
+      const auto slim = decodeAll(fixture, options);
+      REQUIRE(full.size() == slim.size());
+      for (size_t i = 0; i < full.size(); ++i) {
+        REQUIRE(full[i].devices.size() == slim[i].devices.size());
+        for (size_t d = 0; d < full[i].devices.size(); ++d) {
+          INFO(fixture << " slice " << i << " device " << full[i].devices[d].name.str());
+          const auto c = inventory.classifyDevice(full[i].driver, full[i].devices[d]);
+          CHECK(inventory.classifyDevice(slim[i].driver, slim[i].devices[d]) == c);
+          if (c) classes.insert(*c), ++classified;
+          whole += full[i].devices[d].attributes.size();
+          kept += slim[i].devices[d].attributes.size();
+        }
+      }
+    }
+  }
+  // Not vacuous: whole GPUs, MIG profiles and a configured class among them, and most attributes
+  // dropped.
+  CHECK(classes.count("gpu.nvidia.com") == 1);
+  CHECK(classes.count("mig-1g-10gb") == 1);
+  CHECK(classes.count("gpu.example.com") == 1);
+  CHECK(std::any_of(classes.begin(), classes.end(),
+                    [](const std::string& c) { return c.rfind("gpu.nvidia.com/mig-", 0) == 0; }));
+  CHECK(classified > 20);
+  CHECK(kept * 3 < whole);
 }
 
 TEST_CASE("tracked extended resources: exact names and prefix patterns", "[inventory][classes]") {

@@ -67,10 +67,10 @@ TEST_CASE("a thread list decoder decodes off the loop and hands the pages back o
     first.reserve(first.size() + 64);  // room for the padding, as the transport reserves it
     const void* firstData = first.data();
     const size_t firstSize = first.size();
-    decoder->decode(std::move(first), model::Kind::Pod, record(got));
-    for (int i = 1; i < 20; ++i) decoder->decode(page(i), model::Kind::Pod, record(got));
-    decoder->decode("<html>502</html>", model::Kind::Pod, record(got));
-    decoder->decode(page(21), model::Kind::Pod, record(got));
+    decoder->decode(std::move(first), model::Kind::Pod, nullptr, record(got));
+    for (int i = 1; i < 20; ++i) decoder->decode(page(i), model::Kind::Pod, nullptr, record(got));
+    decoder->decode("<html>502</html>", model::Kind::Pod, nullptr, record(got));
+    decoder->decode(page(21), model::Kind::Pod, nullptr, record(got));
     REQUIRE(firstwork::testing::runUntil(io, [&] { return got.size() == 22; }));
     for (int i = 0; i < 22; ++i) {
       INFO("page " << i);
@@ -107,7 +107,8 @@ TEST_CASE("destroying a thread list decoder with pages queued: those decoded com
   std::vector<Got> got;
   {
     auto decoder = makeThreadListDecoder(io, "fw-decode-test");
-    for (int i = 0; i < 40; ++i) decoder->decode(page(i, 200'000), model::Kind::Pod, record(got));
+    for (int i = 0; i < 40; ++i)
+      decoder->decode(page(i, 200'000), model::Kind::Pod, nullptr, record(got));
   }  // waits for the page in hand; the rest are dropped, their `done` never runs
   firstwork::testing::drain(io);
   REQUIRE(got.size() <= 40);
@@ -122,8 +123,8 @@ TEST_CASE("the loop list decoder decodes in a handler posted to the loop", "[kub
   std::string first = page(0, size_t{3} << 20);
   first.reserve(first.size() + 64);  // room for the padding, as the transport reserves it
   const void* firstData = first.data();
-  decoder->decode(std::move(first), model::Kind::Pod, record(got));
-  decoder->decode(page(1), model::Kind::Pod, record(got));
+  decoder->decode(std::move(first), model::Kind::Pod, nullptr, record(got));
+  decoder->decode(page(1), model::Kind::Pod, nullptr, record(got));
   CHECK(got.empty());  // not from decode() itself: the caller's request goes out first
   std::vector<size_t> released;
   decoder->releaseBuffers(kSmall, [&](size_t b) { released.push_back(b); });
@@ -137,4 +138,37 @@ TEST_CASE("the loop list decoder decodes in a handler posted to the loop", "[kub
   REQUIRE(released.size() == 1);
   CHECK(released[0] > (size_t{3} << 20));
   CHECK(model::releaseDecodeBuffers(kSmall) == 0);
+}
+
+TEST_CASE("both list decoders keep what the options given with a page say",
+          "[kube][list-decoder]") {
+  const std::string slices =
+      R"({"kind":"ResourceSliceList","apiVersion":"resource.k8s.io/v1",)"
+      R"("metadata":{"resourceVersion":"7"},)"
+      R"("items":[{"metadata":{"name":"s","uid":"u"},"spec":{"driver":"gpu.nvidia.com",)"
+      R"("pool":{"name":"n","generation":1,"resourceSliceCount":1},"nodeName":"n","devices":[)"
+      R"({"name":"gpu-0","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-1"},)"
+      R"("gpu.nvidia.com/profile":{"string":"1g.10gb"}}}]}}]})";
+  auto onlyTypeAndProfile = std::make_shared<model::DecodeOptions>();
+  onlyTypeAndProfile->deviceAttributes = std::vector<std::string>{"type", "profile"};
+  boost::asio::io_context io;
+  for (bool thread : {false, true}) {
+    INFO((thread ? "thread" : "loop"));
+    auto decoder = thread ? makeThreadListDecoder(io, "fw-decode-test") : makeLoopListDecoder(io);
+    std::vector<std::vector<std::string>> kept;
+    auto names = [&](Result<model::ListPage> p, std::string) {
+      REQUIRE(p.ok());
+      REQUIRE(p->items.size() == 1);
+      const auto& slice = std::get<model::ResourceSlice>(p->items[0]);
+      REQUIRE(slice.devices.size() == 1);
+      std::vector<std::string> n;
+      for (const auto& a : slice.devices[0].attributes) n.push_back(a.name.str());
+      kept.push_back(std::move(n));
+    };
+    decoder->decode(slices, model::Kind::ResourceSlice, nullptr, names);
+    decoder->decode(slices, model::Kind::ResourceSlice, onlyTypeAndProfile, names);
+    REQUIRE(firstwork::testing::runUntil(io, [&] { return kept.size() == 2; }));
+    CHECK(kept[0] == std::vector<std::string>{"type", "uuid", "gpu.nvidia.com/profile"});
+    CHECK(kept[1] == std::vector<std::string>{"type", "gpu.nvidia.com/profile"});
+  }
 }

@@ -786,6 +786,57 @@ TEST_CASE("API versions are discovered in preference order",
   CHECK(l2.request.path == "/apis/resource.k8s.io/v1/resourceslices?limit=500&resourceVersion=0");
 }
 
+TEST_CASE("decode options reach LIST pages, on the loop or a decoder's thread, and watch events",
+          "[kube][reflector]") {
+  auto slice = [](const std::string& uid, const std::string& rv) {
+    return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"s-)" +
+           uid + R"(","uid":")" + uid + R"(","resourceVersion":")" + rv +
+           R"("},"spec":{"driver":"gpu.nvidia.com","pool":{"name":"n","generation":1,)"
+           R"("resourceSliceCount":1},"nodeName":"n","devices":[{"name":"gpu-0","attributes":{)"
+           R"("type":{"string":"gpu"},"uuid":{"string":"GPU-1"},)"
+           R"("productName":{"string":"T4"}}}]}})";
+  };
+  auto attributes = [](const model::Object& o) {
+    std::vector<std::string> n;
+    for (const auto& a : std::get<model::ResourceSlice>(o).devices.at(0).attributes)
+      n.push_back(a.name.str());
+    return n;
+  };
+  for (bool onThread : {false, true}) {
+    INFO((onThread ? "decoded on a thread" : "decoded on the loop"));
+    auto opts = Harness::fastOptions();
+    auto keep = std::make_shared<model::DecodeOptions>();
+    keep->deviceAttributes = std::vector<std::string>{"type"};
+    opts.decode = keep;
+    Harness h(model::Kind::ResourceSlice, opts, onThread);
+    h.reflector->start();
+    h.transport.respond(
+        h.next(), 200,
+        R"({"kind":"APIGroup","name":"resource.k8s.io","versions":[{"version":"v1"}]})");
+    auto& l = h.next();
+    h.transport.respond(l, 200, list("10", {slice("u1", "5")}));
+    auto& w = h.next();
+    REQUIRE(w.request.streaming);
+    h.transport.head(w, 200);
+    REQUIRE(h.reflector->find("u1"));
+    CHECK(attributes(*h.reflector->find("u1")) == std::vector<std::string>{"type"});
+    h.transport.data(w, event("ADDED", slice("u2", "11")));
+    REQUIRE(h.reflector->find("u2"));
+    CHECK(attributes(*h.reflector->find("u2")) == std::vector<std::string>{"type"});
+  }
+  // Without options every attribute is kept.
+  Harness h(model::Kind::ResourceSlice);
+  h.reflector->start();
+  h.transport.respond(
+      h.next(), 200,
+      R"({"kind":"APIGroup","name":"resource.k8s.io","versions":[{"version":"v1"}]})");
+  h.transport.respond(h.next(), 200, list("10", {slice("u1", "5")}));
+  h.transport.head(h.next(), 200);
+  REQUIRE(h.reflector->find("u1"));
+  CHECK(attributes(*h.reflector->find("u1")) ==
+        std::vector<std::string>{"type", "uuid", "productName"});
+}
+
 TEST_CASE("a group the server does not serve is reported once and re-checked rarely",
           "[kube][reflector][discovery]") {
   auto opts = Harness::fastOptions();
@@ -870,9 +921,10 @@ TEST_CASE("a KubeClient's reflectors decode their LIST pages with the decoder it
   struct CountingDecoder final : ListDecoder {
     explicit CountingDecoder(boost::asio::io_context& io)
         : inner(makeThreadListDecoder(io, "fw-decode-test")) {}
-    void decode(std::string body, model::Kind kind, Done done) override {
+    void decode(std::string body, model::Kind kind,
+                std::shared_ptr<const model::DecodeOptions> options, Done done) override {
       ++pages;
-      inner->decode(std::move(body), kind, std::move(done));
+      inner->decode(std::move(body), kind, std::move(options), std::move(done));
     }
     void releaseBuffers(size_t keepBytes, std::function<void(size_t)> released) override {
       inner->releaseBuffers(keepBytes, std::move(released));

@@ -194,6 +194,60 @@ TEST_CASE("real NVIDIA DRA driver slice: type attribute and qualified names", "[
   CHECK_FALSE(value(1, "uuid").pooled());
 }
 
+TEST_CASE("a slice's device attributes: only those the options name are kept", "[model][dra]") {
+  const std::string json =
+      readFixture("dra-resourceslice-v1-nvidia-gpu-openshift-conformance.json");
+  auto decode = [&](std::optional<std::vector<std::string>> keep) {
+    DecodeOptions options;
+    options.deviceAttributes = std::move(keep);
+    auto r = decodeObject(json, Kind::ResourceSlice, options);
+    REQUIRE(r.ok());
+    return std::get<ResourceSlice>(std::move(*r));
+  };
+  auto names = [](const Device& d) {
+    std::vector<std::string> n;
+    for (const auto& a : d.attributes) n.push_back(a.name.str());
+    return n;
+  };
+  // The inventory's defaults: the NVIDIA driver's type, and the MIG profile it does not publish
+  // on a full GPU.
+  auto read = decode(std::vector<std::string>{"type", "profile"});
+  REQUIRE(read.devices.size() == 2);
+  for (const auto& d : read.devices) CHECK(names(d) == std::vector<std::string>{"type"});
+  CHECK(*attr(read.devices[1], "type") == "gpu");
+  CHECK(read.devices[1].name == "gpu-1");  // the rest of the device as before
+  // Qualified either way: a reader's "gpu.nvidia.com/productName" is the driver's productName,
+  // and "resource.kubernetes.io/pciBusID" is kept for a reader of "pciBusID".
+  auto qualified = decode(std::vector<std::string>{"gpu.nvidia.com/productName", "pciBusID"});
+  CHECK(names(qualified.devices[0]) ==
+        std::vector<std::string>{"productName", "resource.kubernetes.io/pciBusID"});
+  CHECK(*attr(qualified.devices[0], "productName") == "Tesla T4");
+  CHECK(decode(std::vector<std::string>{}).devices[0].attributes.empty());
+  CHECK(decode(std::nullopt).devices[0].attributes.size() == 11);  // the default: every one
+  CHECK(decodeFixture<ResourceSlice>("dra-resourceslice-v1-nvidia-gpu-openshift-conformance.json",
+                                     Kind::ResourceSlice)
+            .devices[0]
+            .attributes.size() == 11);
+}
+
+TEST_CASE("which device attribute names the options keep", "[model][dra]") {
+  DecodeOptions all;
+  CHECK(all.keepsDeviceAttribute("uuid"));
+  DecodeOptions some;
+  some.deviceAttributes = std::vector<std::string>{"type", "example.com/profile"};
+  CHECK(some.keepsDeviceAttribute("type"));
+  CHECK(some.keepsDeviceAttribute("gpu.nvidia.com/type"));
+  CHECK(some.keepsDeviceAttribute("profile"));
+  CHECK(some.keepsDeviceAttribute("gpu.nvidia.com/profile"));  // a superset: readers compare
+  CHECK_FALSE(some.keepsDeviceAttribute("uuid"));
+  CHECK_FALSE(some.keepsDeviceAttribute("gpu.nvidia.com/typex"));
+  CHECK_FALSE(some.keepsDeviceAttribute("types"));
+  CHECK_FALSE(some.keepsDeviceAttribute(""));
+  DecodeOptions none;
+  none.deviceAttributes = std::vector<std::string>{};
+  CHECK_FALSE(none.keepsDeviceAttribute("type"));
+}
+
 TEST_CASE("partitionable pool split into a counter slice and a device slice", "[model][dra]") {
   auto counters = decodeFixture<ResourceSlice>(
       "dra-resourceslice-v1-partitionable-two-slice-pool-kep2941-1.json", Kind::ResourceSlice);
