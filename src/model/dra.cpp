@@ -200,7 +200,7 @@ bool readAttributeValue(Ctx& c, od::value& v, std::string& out, bool& known) {
   return ok;
 }
 
-bool readAttributes(Ctx& c, od::value& v, std::vector<DeviceAttribute>& dst) {
+bool readAttributes(Ctx& c, od::value& v, CompactVector<DeviceAttribute>& dst) {
   dst.clear();
   std::string value;  // one buffer for the attributes of a device
   bool ok = forFields(
@@ -224,7 +224,7 @@ bool readAttributes(Ctx& c, od::value& v, std::vector<DeviceAttribute>& dst) {
   return ok;
 }
 
-bool readTaints(Ctx& c, od::value& v, std::vector<DeviceTaint>& dst) {
+bool readTaints(Ctx& c, od::value& v, CompactVector<DeviceTaint>& dst) {
   return readTaintList(c, v, dst, kMaxEntries);
 }
 

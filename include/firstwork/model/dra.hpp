@@ -64,15 +64,19 @@ struct DeviceTaint {
 };
 
 /// A device in a ResourceSlice (v1 flat, or v1beta1 `basic:` unwrapped).
+/// 56 bytes (its lists CompactVectors, its flags together): a slice's 8 devices take jemalloc's
+/// 448-byte class, where 80-byte devices took the 640 (bench/README.md, change 79).
 struct Device {
   Interned name;  // "gpu-0": the same names in every slice
-  std::vector<DeviceAttribute> attributes;  // string/int/bool/version attributes, stringified
-  std::vector<DeviceTaint> taints;
-  bool consumesCounters = false;  // partitionable device
+  /// String/int/bool/version attributes, stringified; in the daemon only those it reads
+  /// (DecodeOptions::deviceAttributes, change 78).
+  CompactVector<DeviceAttribute> attributes;
+  CompactVector<DeviceTaint> taints;
   /// Per-device node selection (slice spec.perDeviceNodeSelection): the device's own nodeName or
   /// allNodes. Empty/false for devices of slices that select the node at slice level.
   Interned nodeName;
   bool allNodes = false;
+  bool consumesCounters = false;  // partitionable device
 };
 
 /// resource.k8s.io ResourceSlice.

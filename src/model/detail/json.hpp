@@ -226,11 +226,11 @@ void shrink(CompactVector<T>& v) {
 
 /// A list of `{key, value, effect}` taints (Node spec.taints, ResourceSlice device taints): both
 /// shapes carry the same three fields; at most `max` are kept, more is an error.
-template <typename Taint>
-bool readTaintList(Ctx& c, od::value& v, std::vector<Taint>& dst, size_t max) {
+template <typename List>
+bool readTaintList(Ctx& c, od::value& v, List& dst, size_t max) {
   dst.clear();
   bool ok = forElements(c, v, [&](size_t, od::value& e) {
-    Taint t;
+    typename List::value_type t;
     bool ok2 = forFields(c, e, [&](std::string_view k, od::value& x) {
       if (k == "key") return readIdent(c, x, t.key);
       if (k == "value") return readIdent(c, x, t.value);
