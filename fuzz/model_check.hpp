@@ -25,7 +25,7 @@ inline void checkResources(const model::ResourceList& list) {
   }
 }
 
-inline void checkConditions(const std::vector<model::Condition>& conditions) {
+inline void checkConditions(const model::Conditions& conditions) {
   for (const auto& c : conditions) {
     checkText(c.type);
     checkText(c.reason);
@@ -52,11 +52,9 @@ inline void checkMeta(const model::ObjectMeta& m) {
 
 struct ObjectChecker {
   void operator()(const model::Workload& w) const {
-    checkText(w.apiVersion);
     checkText(w.queueName);
-    checkText(w.priorityClassName);
-    checkText(w.admissionClusterQueue);
-    checkText(w.clusterName);
+    checkText(w.admission->clusterQueue);
+    checkText(w.admission->clusterName);
     for (const auto& ps : w.podSets) {
       checkText(ps.name);
       FW_FUZZ_CHECK(ps.count >= 0);
@@ -68,7 +66,7 @@ struct ObjectChecker {
       }
     }
     checkConditions(w.conditions);
-    for (const auto& a : w.podSetAssignments) {
+    for (const auto& a : w.admission->podSetAssignments) {
       checkText(a.name);
       for (const auto& [k, v] : a.flavors) checkText(k), checkText(v);
       checkResources(a.resourceUsage);
@@ -96,7 +94,6 @@ struct ObjectChecker {
   }
   void operator()(const model::Pod& p) const {
     checkText(p.nodeName);
-    FW_FUZZ_CHECK(p.schedulingGates >= 0);
     checkResources(p.requests);
     for (const auto& c : p.claims) {
       checkText(c.name);

@@ -70,7 +70,7 @@ std::optional<SystemTime> earliest(std::initializer_list<std::optional<SystemTim
 
 std::string MilestoneEngine::State::clusterQueueOf(const LogicalWorkload& lw,
                                                    const LocalWorkload& h) const {
-  if (!h.obj->admissionClusterQueue.empty()) return h.obj->admissionClusterQueue;
+  if (!h.obj->admission->clusterQueue.empty()) return h.obj->admission->clusterQueue;
   for (auto it = lw.cycles.rbegin(); it != lw.cycles.rend(); ++it) {
     if (!it->clusterQueue.empty()) return it->clusterQueue;
   }
@@ -110,7 +110,7 @@ void MilestoneEngine::State::resolveDevices(LogicalWorkload& lw) {
   };
   for (const auto& ps : w.podSets) {
     int64_t count = ps.count;
-    for (const auto& a : w.podSetAssignments) {
+    for (const auto& a : w.admission->podSetAssignments) {
       if (a.name == ps.name && a.count > 0) count = a.count;
     }
     for (const auto& dc : inv.demandForRequests(ps.perPodRequests, count)) need[dc.deviceClass] += dc.count;
@@ -161,8 +161,8 @@ std::vector<std::string> MilestoneEngine::State::candidates(const LogicalWorkloa
     std::string worker = workerForMkc(mkcName);
     if (!worker.empty()) out.insert(worker);
   };
-  if (!w.clusterName.empty()) {
-    addMkc(w.clusterName);
+  if (!w.admission->clusterName.empty()) {
+    addMkc(w.admission->clusterName);
   } else if (!w.rareStatus->nominatedClusterNames.empty()) {
     for (const auto& n : w.rareStatus->nominatedClusterNames) addMkc(n);
   } else if (auto c = clusters.find(lw.cluster); c != clusters.end()) {

@@ -81,7 +81,9 @@ const model::AdmissionCheckStatus* multiKueueCheck(const ClusterData& c, const m
   for (const auto& acs : w.admissionChecks) {
     if (!clusterFromCheckMessage(acs.message).empty()) return &acs;
   }
-  if (w.admissionChecks.size() == 1 && !w.clusterName.empty()) return &w.admissionChecks.front();
+  if (w.admissionChecks.size() == 1 && !w.admission->clusterName.empty()) {
+    return &w.admissionChecks.front();
+  }
   return nullptr;
 }
 
@@ -105,7 +107,7 @@ WorkloadRef MilestoneEngine::State::ref(const LogicalWorkload& lw, const Cycle* 
 
 int64_t MilestoneEngine::State::expectedPods(const model::Workload& w) const {
   int64_t assigned = 0;
-  for (const auto& a : w.podSetAssignments) assigned += a.count;
+  for (const auto& a : w.admission->podSetAssignments) assigned += a.count;
   if (assigned > 0) return assigned;
   int64_t total = 0;
   for (const auto& ps : w.podSets) total += ps.count;
@@ -212,9 +214,11 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
   auto beforeEnd = [&](SystemTime t) { return !fin || t <= *fin; };
 
   if (conditionTrue(qr) && within(ct(qr)) && beforeEnd(ct(qr))) {
-    if (cy.set(Milestone::Reserved, value(ct(qr)))) cy.clusterQueue = w.admissionClusterQueue;
+    if (cy.set(Milestone::Reserved, value(ct(qr)))) cy.clusterQueue = w.admission->clusterQueue;
   }
-  if (cy.clusterQueue.empty() && cy.has(Milestone::Reserved)) cy.clusterQueue = w.admissionClusterQueue;
+  if (cy.clusterQueue.empty() && cy.has(Milestone::Reserved)) {
+    cy.clusterQueue = w.admission->clusterQueue;
+  }
   if (!cy.has(Milestone::Reserved)) {
     cy.ineligibleSince.reset();
     if (!upper && conditionFalse(qr) && neverAdmits(qr->reason)) {
@@ -230,7 +234,9 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
     if (auto it = clusters.find(lw.cluster); it != clusters.end()) mc = &it->second;
     const model::AdmissionCheckStatus* check = mc != nullptr ? multiKueueCheck(*mc, w) : nullptr;
     if (check != nullptr && check->state == model::CheckState::Ready) {
-      std::string mkcName = !w.clusterName.empty() ? w.clusterName.str() : clusterFromCheckMessage(check->message);
+      std::string mkcName = !w.admission->clusterName.empty()
+                                ? w.admission->clusterName.str()
+                                : clusterFromCheckMessage(check->message);
       SystemTime t = check->lastTransitionTime.value_or(conditionTrue(ad) ? ct(ad) : seen);
       if (!mkcName.empty() && inCycle(t)) {
         std::string worker = workerForMkc(mkcName);

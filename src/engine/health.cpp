@@ -150,7 +150,7 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
   if (lw.multikueue && runs.size() >= 2) {
     std::string winner = cy.dispatchedCluster;
     if (const LocalWorkload* h = home(lw); winner.empty() && h != nullptr) {
-      winner = workerForMkc(h->obj->clusterName);
+      winner = workerForMkc(h->obj->admission->clusterName);
     }
     if (runs.find(winner) == runs.end()) {
       winner = std::min_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {

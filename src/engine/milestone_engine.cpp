@@ -18,7 +18,7 @@ int64_t unixMillis(SystemTime t) {
 
 std::string cycleIdOf(SystemTime queued) { return std::to_string(unixMillis(queued)); }
 
-const model::Condition* condition(const std::vector<model::Condition>& cs, std::string_view type) {
+const model::Condition* condition(const model::Conditions& cs, std::string_view type) {
   return model::findCondition(cs, type);
 }
 
@@ -185,7 +185,7 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, std::string_view uid, 
     const LocalWorkload& mw = **byName;
     if (mw.logical == nullptr) continue;
     const model::Workload& w = mw.obj;
-    bool names = workerForMkc(w.clusterName) == c.config.name;
+    bool names = workerForMkc(w.admission->clusterName) == c.config.name;
     for (const auto& n : w.rareStatus->nominatedClusterNames) {
       names = names || workerForMkc(n) == c.config.name;
     }
@@ -242,10 +242,10 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
   l.lastObservedAt = std::max(l.lastObservedAt, at);
   indexWorkload(c, l);
   // Learn LocalQueue → ClusterQueue (Workloads not yet admitted do not name their ClusterQueue).
-  if (!w.admissionClusterQueue.empty() && !w.queueName.empty()) {
+  if (!w.admission->clusterQueue.empty() && !w.queueName.empty()) {
     std::string& learned = c.localQueueToClusterQueue[nsName(w.meta.namespace_, w.queueName)];
-    if (learned != w.admissionClusterQueue) {
-      learned = w.admissionClusterQueue;
+    if (learned != w.admission->clusterQueue) {
+      learned = w.admission->clusterQueue;
       // Workloads counted by their LocalQueue's ClusterQueue may now count under another.
       partsDirty.insert(partsByLocalQueue.begin(), partsByLocalQueue.end());
     }

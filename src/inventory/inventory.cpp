@@ -19,7 +19,7 @@ constexpr std::string_view kNotReadyTaint = "node.kubernetes.io/not-ready";
 constexpr std::string_view kUnreachableTaint = "node.kubernetes.io/unreachable";
 constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
 
-bool conditionTrue(const std::vector<model::Condition>& conditions, std::string_view type) {
+bool conditionTrue(const model::Conditions& conditions, std::string_view type) {
   for (const auto& c : conditions) {
     if (c.type == type) return c.status == model::ConditionStatus::True;
   }
@@ -49,8 +49,8 @@ void addCount(std::map<std::pair<std::string, bool>, int64_t>& counts, std::stri
 }
 
 
-bool sameRequests(const std::vector<model::DeviceRequest>& a,
-                  const std::vector<model::DeviceRequest>& b) {
+bool sameRequests(const CompactVector<model::DeviceRequest>& a,
+                  const CompactVector<model::DeviceRequest>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
     return x.name == y.name && x.deviceClassName == y.deviceClassName &&
            x.allocationModeAll == y.allocationModeAll && x.count == y.count &&
@@ -58,8 +58,8 @@ bool sameRequests(const std::vector<model::DeviceRequest>& a,
   });
 }
 
-bool sameAllocations(const std::vector<model::DeviceAllocation>& a,
-                     const std::vector<model::DeviceAllocation>& b) {
+bool sameAllocations(const CompactVector<model::DeviceAllocation>& a,
+                     const CompactVector<model::DeviceAllocation>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
     return x.request == y.request && x.driver == y.driver && x.pool == y.pool &&
            x.device == y.device;

@@ -365,6 +365,7 @@ Result<ListPage> decodeListBody(PaddedInput& in, Kind kind, const DecodeOptions&
   if (auto st = rootObject(c, doc, root); !st) return makeError("list: " + st.error());
 
   ListPage page;
+  // The list's apiVersion is checked, not kept: no kind keeps its own (change 80).
   std::string listKind, listApiVersion;
   bool haveItems = false;
   // With a repaired document: where each item starts (and the items array ends), and which item
@@ -444,14 +445,6 @@ Result<ListPage> decodeListBody(PaddedInput& in, Kind kind, const DecodeOptions&
   if (!atEnd(doc)) return makeError("list: trailing content after the list object");
   if (listKind == "Status") return makeError("list: the response is a Status, not a list");
   if (!haveItems) return makeError("list: no items field (not a list)");
-  // Items of a CRD list carry their apiVersion; when they do not, the list's own applies.
-  if (listApiVersion.compare(0, 15, "kueue.x-k8s.io/") == 0) {
-    for (auto& obj : page.items) {
-      if (auto* w = std::get_if<Workload>(&obj); w != nullptr && w->apiVersion.empty()) {
-        w->apiVersion = listApiVersion;
-      }
-    }
-  }
   return page;
 }
 

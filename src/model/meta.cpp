@@ -14,14 +14,14 @@ const SmallString* findValue(const KeyValues& kv, std::string_view key) {
   return nullptr;
 }
 
-const Condition* findCondition(const std::vector<Condition>& conditions, std::string_view type) {
+const Condition* findCondition(const Conditions& conditions, std::string_view type) {
   for (const auto& c : conditions) {
     if (c.type == type) return &c;
   }
   return nullptr;
 }
 
-bool isTrue(const std::vector<Condition>& conditions, std::string_view type) {
+bool isTrue(const Conditions& conditions, std::string_view type) {
   const Condition* c = findCondition(conditions, type);
   return c != nullptr && c->status == ConditionStatus::True;
 }
@@ -196,7 +196,7 @@ bool readMeta(Ctx& c, od::value& v, ObjectMeta& m) {
   });
 }
 
-bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst,
+bool readConditions(Ctx& c, od::value& v, Conditions& dst,
                     std::span<const std::string_view> skip) {
   dst.clear();
   bool ok = forElements(c, v, [&](size_t, od::value& x) {

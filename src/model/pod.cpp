@@ -100,7 +100,7 @@ bool readContainerState(Ctx& c, od::value& v, ContainerStatus& cs) {
   });
 }
 
-bool readContainerStatuses(Ctx& c, od::value& v, bool init, std::vector<ContainerStatus>& dst) {
+bool readContainerStatuses(Ctx& c, od::value& v, bool init, CompactVector<ContainerStatus>& dst) {
   dst.clear();
   return forElements(c, v, [&](size_t, od::value& x) {
     ContainerStatus cs;
@@ -179,13 +179,8 @@ bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts) {
       });
     }
     if (k == "nodeName") return readIdent(c, x, parts.nodeName);
-    if (k == "schedulingGates") {
-      parts.schedulingGates = 0;
-      return forElements(c, x, [&](size_t, od::value&) {
-        ++parts.schedulingGates;
-        return true;
-      });
-    }
+    // Checked to be a list, not kept: nothing reads it (change 80).
+    if (k == "schedulingGates") return forElements(c, x, [](size_t, od::value&) { return true; });
     return true;
   });
   if (!ok) return false;
@@ -203,7 +198,7 @@ bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts) {
 
 bool readPod(Ctx& c, od::value& v, Pod& p) {
   PodSpecParts spec;
-  std::vector<ContainerStatus> regular, init;
+  CompactVector<ContainerStatus> regular, init;
   std::vector<ClaimStatus> claimStatuses;
   bool ok = readTopLevel(c, v, Kind::Pod, p.meta, nullptr, [&](std::string_view k, od::value& x) {
     if (k == "spec") return readPodSpec(c, x, spec);
@@ -215,7 +210,12 @@ bool readPod(Ctx& c, od::value& v, Pod& p) {
           p.phase = podPhase(s);
           return true;
         }
-        if (sk == "startTime") return readTime(c, sx, p.startTime);
+        if (sk == "startTime") {
+          // Checked, not kept: nothing reads it (the running milestone comes from the
+          // containers' startedAt), and the Pod is 8 bytes smaller (change 80).
+          OptionalTime startTime;
+          return readTime(c, sx, startTime);
+        }
         if (sk == "conditions") return readConditions(c, sx, p.conditions, kUnreadPodConditionTypes);
         if (sk == "containerStatuses") return readContainerStatuses(c, sx, false, regular);
         if (sk == "initContainerStatuses") return readContainerStatuses(c, sx, true, init);
@@ -241,7 +241,6 @@ bool readPod(Ctx& c, od::value& v, Pod& p) {
   });
   if (!ok) return false;
   p.nodeName = std::move(spec.nodeName);
-  p.schedulingGates = spec.schedulingGates;
   p.requests = std::move(spec.requests);
   p.claims = std::move(spec.claims);
   for (auto& cs : claimStatuses) {

@@ -43,10 +43,12 @@ bool readSpec(Ctx& c, od::value& v, Workload& w) {
     if (k == "queueName") return readIdent(c, x, w.queueName);
     if (k == "priority") return readInt32(c, x, w.priority);
     if (k == "active") return readBool(c, x, w.active);
-    if (k == "priorityClassName") return readIdent(c, x, w.priorityClassName);  // v1beta1
-    if (k == "priorityClassRef") {                                              // v1beta2
+    // The priority class is checked, not kept: nothing reads it (change 80).
+    std::string priorityClass;
+    if (k == "priorityClassName") return readIdent(c, x, priorityClass);  // v1beta1
+    if (k == "priorityClassRef") {                                        // v1beta2
       return forFields(c, x, [&](std::string_view rk, od::value& rx) {
-        if (rk == "name") return readIdent(c, rx, w.priorityClassName);
+        if (rk == "name") return readIdent(c, rx, priorityClass);
         return true;
       });
     }
@@ -92,21 +94,21 @@ bool readAssignment(Ctx& c, od::value& v, PodSetAssignment& a) {
   });
 }
 
-bool readAdmission(Ctx& c, od::value& v, Workload& w) {
-  w.admissionClusterQueue.clear();
-  w.podSetAssignments.clear();
+bool readAdmission(Ctx& c, od::value& v, WorkloadAdmission& a) {
+  a.clusterQueue.clear();
+  a.podSetAssignments.clear();
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "clusterQueue") return readIdent(c, x, w.admissionClusterQueue);
+    if (k == "clusterQueue") return readIdent(c, x, a.clusterQueue);
     if (k == "podSetAssignments") {
-      w.podSetAssignments.clear();
+      a.podSetAssignments.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
-        PodSetAssignment a;
-        if (!readAssignment(c, e, a)) return false;
-        if (w.podSetAssignments.size() >= kMaxPodSets) return tooMany(c, kMaxPodSets);
-        w.podSetAssignments.push_back(std::move(a));
+        PodSetAssignment psa;
+        if (!readAssignment(c, e, psa)) return false;
+        if (a.podSetAssignments.size() >= kMaxPodSets) return tooMany(c, kMaxPodSets);
+        a.podSetAssignments.push_back(std::move(psa));
         return true;
       });
-      shrink(w.podSetAssignments);
+      shrink(a.podSetAssignments);
       return ok;
     }
     return true;
@@ -144,11 +146,13 @@ bool readPodSetResources(Ctx& c, od::value& v, PodSetResources& r) {
   });
 }
 
-/// `rare`: the fields WorkloadRareStatus holds, boxed by the caller only when one is set.
-bool readStatus(Ctx& c, od::value& v, Workload& w, WorkloadRareStatus& rare) {
+/// `admission`, `rare`: the fields WorkloadAdmission and WorkloadRareStatus hold, boxed by the
+/// caller only when one is set.
+bool readStatus(Ctx& c, od::value& v, Workload& w, WorkloadAdmission& admission,
+                WorkloadRareStatus& rare) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
     if (k == "conditions") return readConditions(c, x, w.conditions);
-    if (k == "admission") return readAdmission(c, x, w);
+    if (k == "admission") return readAdmission(c, x, admission);
     if (k == "admissionChecks") {
       w.admissionChecks.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
@@ -161,7 +165,7 @@ bool readStatus(Ctx& c, od::value& v, Workload& w, WorkloadRareStatus& rare) {
       shrink(w.admissionChecks);
       return ok;
     }
-    if (k == "clusterName") return readIdent(c, x, w.clusterName);
+    if (k == "clusterName") return readIdent(c, x, admission.clusterName);
     if (k == "nominatedClusterNames") return readStringList(c, x, rare.nominatedClusterNames);
     // v1beta2 spelling, and v1beta1's misspelled one (kept in that version for compatibility).
     if (k == "accumulatedPastExecutionTimeSeconds" || k == "accumulatedPastExexcutionTimeSeconds") {
@@ -192,13 +196,21 @@ bool readStatus(Ctx& c, od::value& v, Workload& w, WorkloadRareStatus& rare) {
 }  // namespace
 
 bool readWorkload(Ctx& c, od::value& v, Workload& w) {
+  WorkloadAdmission admission;
   WorkloadRareStatus rare;
-  const bool ok = readTopLevel(c, v, Kind::Workload, w.meta, &w.apiVersion,
+  // apiVersion is checked, not kept: nothing reads it (change 80).
+  Interned apiVersion;
+  const bool ok = readTopLevel(c, v, Kind::Workload, w.meta, &apiVersion,
                                [&](std::string_view k, od::value& x) {
                                  if (k == "spec") return readSpec(c, x, w);
-                                 if (k == "status") return readStatus(c, x, w, rare);
+                                 if (k == "status") return readStatus(c, x, w, admission, rare);
                                  return true;
                                });
+  if (admission.empty()) {
+    w.admission.reset();
+  } else {
+    w.admission.mut() = std::move(admission);
+  }
   if (rare.empty()) {
     w.rareStatus.reset();
   } else {

@@ -451,9 +451,11 @@ class Inventory {
   /// key's heap block; bench/README.md, change 74).
   struct ClaimRecord {
     mutable std::shared_ptr<const model::ResourceClaim> object;  // never null; never renamed
-    const std::vector<model::DeviceRequest>& requests() const { return object->requests; }
+    const CompactVector<model::DeviceRequest>& requests() const { return object->requests; }
     bool allocated() const { return object->allocated; }
-    const std::vector<model::DeviceAllocation>& allocations() const { return object->allocations; }
+    const CompactVector<model::DeviceAllocation>& allocations() const {
+      return object->allocations;
+    }
   };
 
   /// A DRA device: its driver, pool and name as the slice and the claim hold them (pooled

@@ -33,16 +33,16 @@ struct DeviceAllocation {
 /// resource.k8s.io ResourceClaim (v1, v1beta2, v1beta1).
 struct ResourceClaim {
   ObjectMeta meta;
-  std::vector<DeviceRequest> requests;
+  CompactVector<DeviceRequest> requests;
   bool allocated = false;  // status.allocation present
-  std::vector<DeviceAllocation> allocations;
+  CompactVector<DeviceAllocation> allocations;
   std::optional<SystemTime> allocationTimestamp;
   /// status.reservedFor[] entries that are pods (resource "pods", the core group): their uids,
   /// all firstwork reads of the list (a claim's change marks its pods for a recount). Other
   /// consumers and every consumer's name are dropped when a claim is decoded: two strings and a
   /// tree of 96 bytes an entry less for each of 50,000 claims (bench/README.md, change 65); each
   /// uid inline (change 69).
-  std::vector<SmallString> reservedForPods;
+  CompactVector<SmallString> reservedForPods;
 };
 
 /// A device attribute value, reduced to string form ("gpu", "1g.10gb", "true", "80").

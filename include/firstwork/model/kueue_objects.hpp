@@ -9,7 +9,7 @@ namespace firstwork::model {
 /// kueue.x-k8s.io MultiKueueCluster: only its `Active` condition matters.
 struct MultiKueueCluster {
   ObjectMeta meta;
-  std::vector<Condition> conditions;
+  Conditions conditions;
 };
 
 /// kueue.x-k8s.io MultiKueueConfig: spec.clusters[] (MultiKueueCluster names).
@@ -18,13 +18,14 @@ struct MultiKueueConfig {
   std::vector<std::string> clusters;
 };
 
-/// kueue.x-k8s.io AdmissionCheck.
+/// kueue.x-k8s.io AdmissionCheck. The controller name and the parameters' kind are interned
+/// (a few values, each 8 bytes), so that the kind fits 232 bytes (change 80).
 struct AdmissionCheck {
   ObjectMeta meta;
-  std::string controllerName;  // "kueue.x-k8s.io/multikueue" for MultiKueue
-  std::string parametersKind;  // "MultiKueueConfig"
+  Interned controllerName;  // "kueue.x-k8s.io/multikueue" for MultiKueue
+  Interned parametersKind;  // "MultiKueueConfig"
   std::string parametersName;
-  std::vector<Condition> conditions;
+  Conditions conditions;
 };
 
 /// kueue.x-k8s.io ClusterQueue: which admission checks gate it and its cohort.

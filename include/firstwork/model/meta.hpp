@@ -125,13 +125,18 @@ struct Condition {
 /// Condition and container messages up to this long are pooled (see Interned::pooledUpTo).
 inline constexpr size_t kPooledMessageBytes = 64;
 
-/// Returns the condition of `type`, or nullptr.
-const Condition* findCondition(const std::vector<Condition>& conditions, std::string_view type);
-/// True when the condition of `type` exists with status True.
-bool isTrue(const std::vector<Condition>& conditions, std::string_view type);
+/// An object's status.conditions: a CompactVector (16 bytes), as every list a decoded kind
+/// carries, so that each kind fits 232 bytes (bench/README.md, change 80).
+using Conditions = CompactVector<Condition>;
 
-/// A resource name with its quantity in milli-units (see core/quantity.hpp).
-using ResourceList = std::vector<std::pair<Interned, int64_t>>;
+/// Returns the condition of `type`, or nullptr.
+const Condition* findCondition(const Conditions& conditions, std::string_view type);
+/// True when the condition of `type` exists with status True.
+bool isTrue(const Conditions& conditions, std::string_view type);
+
+/// A resource name with its quantity in milli-units (see core/quantity.hpp). A CompactVector
+/// (change 80).
+using ResourceList = CompactVector<std::pair<Interned, int64_t>>;
 
 /// Milli-units of `resource` in `list`, 0 when absent.
 int64_t milliOf(const ResourceList& list, std::string_view resource);

@@ -47,20 +47,21 @@ struct PodClaim {
 inline constexpr std::array<std::string_view, 3> kUnreadPodConditionTypes{
     "PodReadyToStartContainers", "Initialized", "ContainersReady"};
 
-/// core/v1 Pod.
+/// core/v1 Pod. 232 bytes: every list a CompactVector, and spec.schedulingGates and
+/// status.startTime checked when decoded but not kept (nothing reads them), so that with the
+/// other kinds a tracked object's block takes jemalloc's 256-byte class (bench/README.md,
+/// change 80). A reader of another field must keep the kinds within 232 bytes (object_test).
 struct Pod {
   ObjectMeta meta;
   Interned nodeName;
-  int32_t schedulingGates = 0;  // len(spec.schedulingGates)
+  PodPhase phase = PodPhase::Unknown;
   /// Requests summed over regular containers (max with init containers), extended resources only.
   /// A limit stands in for a missing request; sidecars (init containers with restartPolicy Always)
   /// add to the sum, as in the scheduler's pod request calculation.
   ResourceList requests;
-  std::vector<PodClaim> claims;
-  PodPhase phase = PodPhase::Unknown;
-  std::optional<SystemTime> startTime;
-  std::vector<Condition> conditions;  // without kUnreadPodConditionTypes
-  std::vector<ContainerStatus> containers;  // containerStatuses, then initContainerStatuses
+  CompactVector<PodClaim> claims;
+  Conditions conditions;                      // without kUnreadPodConditionTypes
+  CompactVector<ContainerStatus> containers;  // containerStatuses, then initContainerStatuses
 };
 
 }  // namespace firstwork::model

@@ -29,7 +29,7 @@ struct PodSet {
   /// Per-pod requests summed over containers (limits used where a request is absent), only
   /// extended resources (names containing '/'), e.g. {"nvidia.com/gpu", 1000}.
   ResourceList perPodRequests;
-  std::vector<PodSetClaim> claims;
+  CompactVector<PodSetClaim> claims;
 };
 
 /// status.admission.podSetAssignments[].
@@ -65,26 +65,35 @@ struct WorkloadRareStatus {
   }
 };
 
-/// kueue.x-k8s.io Workload (v1beta2; v1beta1 decoded into the same struct). The largest kind:
-/// it sets the size of model::Object, so of every tracked object's block. At 296 bytes that
-/// block (with the variant's index and its shared_ptr control block) takes jemalloc's 320-byte
-/// size class (change 72); at 360 it took the 384-byte one, at 416 the 448-byte one: 64 bytes
-/// more for every object of every kind (bench/README.md, changes 57 and 72).
+/// Where a Workload is admitted: status.admission (its ClusterQueue and podset assignments)
+/// and, with MultiKueue, status.clusterName (the worker that admitted it). Boxed in the
+/// Workload, which is 24 bytes smaller for it (change 80); a pending Workload carries none.
+struct WorkloadAdmission {
+  /// status.admission.clusterQueue; empty when there is no admission.
+  Interned clusterQueue;
+  CompactVector<PodSetAssignment> podSetAssignments;
+  Interned clusterName;  // MultiKueue: worker that admitted it
+  bool empty() const {
+    return clusterQueue.empty() && podSetAssignments.empty() && clusterName.empty();
+  }
+};
+
+/// kueue.x-k8s.io Workload (v1beta2; v1beta1 decoded into the same struct). With the other
+/// kinds at most 232 bytes, so that a tracked object's block (the variant's index and the
+/// shared_ptr control block with it) takes jemalloc's 256-byte size class (change 80); at 296
+/// bytes it took the 320-byte one, at 360 the 384-byte one: 64 bytes more for every object of
+/// every kind (bench/README.md, changes 57, 72 and 80). apiVersion and spec.priorityClassName
+/// (priorityClassRef) are checked when decoded but not kept: nothing reads them.
 struct Workload {
   ObjectMeta meta;
-  Interned apiVersion;  // "kueue.x-k8s.io/v1beta2" or ".../v1beta1"
   Interned queueName;
-  /// v1beta2 spec.priorityClassRef.name, v1beta1 spec.priorityClassName; empty when unset.
-  Interned priorityClassName;
   int32_t priority = 0;
   bool active = true;
-  std::vector<PodSet> podSets;
-  std::vector<Condition> conditions;
-  /// status.admission.clusterQueue; empty when there is no admission.
-  Interned admissionClusterQueue;
-  std::vector<PodSetAssignment> podSetAssignments;
+  CompactVector<PodSet> podSets;
+  Conditions conditions;
   CompactVector<AdmissionCheckStatus> admissionChecks;  // 16 bytes (change 72)
-  Interned clusterName;  // MultiKueue: worker that admitted it
+  /// Allocated only when one of its fields is set (the decoder leaves it empty otherwise).
+  Boxed<WorkloadAdmission> admission;
   /// Allocated only when one of its fields is set (the decoder leaves it empty otherwise).
   Boxed<WorkloadRareStatus> rareStatus;
 };

@@ -747,7 +747,7 @@ struct MilestoneEngine::State {
 /// Unix milliseconds (cycle ids, incident ids).
 int64_t unixMillis(SystemTime t);
 std::string cycleIdOf(SystemTime queued);
-const model::Condition* condition(const std::vector<model::Condition>& cs, std::string_view type);
+const model::Condition* condition(const model::Conditions& cs, std::string_view type);
 bool conditionTrue(const model::Condition* c);
 bool conditionFalse(const model::Condition* c);
 std::string nsName(std::string_view ns, std::string_view name);

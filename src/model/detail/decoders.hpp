@@ -20,9 +20,8 @@ struct PodSpecParts {
   /// Effective per-pod requests of extended resources, computed as the scheduler does:
   /// max(sum(containers) + sum(sidecars), max over init containers of (request + sidecars before)).
   ResourceList requests;
-  std::vector<PodClaim> claims;  // spec.resourceClaims[] (generatedClaimName empty)
+  CompactVector<PodClaim> claims;  // spec.resourceClaims[] (generatedClaimName empty)
   std::string nodeName;
-  int32_t schedulingGates = 0;
 };
 bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts);
 

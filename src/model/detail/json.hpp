@@ -209,7 +209,7 @@ bool readResourceList(Ctx& c, od::value& v, ResourceList& dst, Keep&& keep) {
 bool readMeta(Ctx& c, od::value& v, ObjectMeta& meta);
 /// status.conditions[] (metav1.Condition, Pod and Node condition shapes).
 /// `skip`, when given, names condition types not kept (e.g. kUnreadPodConditionTypes).
-bool readConditions(Ctx& c, od::value& v, std::vector<Condition>& dst,
+bool readConditions(Ctx& c, od::value& v, Conditions& dst,
                     std::span<const std::string_view> skip = {});
 /// A JSON array of strings (e.g. spec.clusters), bounded.
 bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t max = kMaxEntries);

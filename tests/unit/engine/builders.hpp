@@ -41,7 +41,7 @@ inline model::Condition cond(std::string type, bool status, std::string reason, 
   return c;
 }
 
-inline void setCondition(std::vector<model::Condition>& cs, model::Condition c) {
+inline void setCondition(model::Conditions& cs, model::Condition c) {
   for (auto& x : cs) {
     if (x.type == c.type) {
       x = std::move(c);
@@ -74,7 +74,6 @@ inline std::string preemptionMessage(const std::string& preemptorUid, const std:
 class WorkloadBuilder {
  public:
   WorkloadBuilder(std::string ns, std::string name, std::string uid, SystemTime created) {
-    w_.apiVersion = "kueue.x-k8s.io/v1beta2";
     w_.meta.namespace_ = std::move(ns);
     w_.meta.name = std::move(name);
     w_.meta.uid = std::move(uid);
@@ -131,13 +130,14 @@ class WorkloadBuilder {
   }
   /// QuotaReserved=True with status.admission (podSetAssignments mirror the podsets).
   WorkloadBuilder& reserved(std::string cq, SystemTime t) {
-    w_.admissionClusterQueue = cq;
-    w_.podSetAssignments.clear();
+    auto& admission = w_.admission.mut();
+    admission.clusterQueue = cq;
+    admission.podSetAssignments.clear();
     for (const auto& ps : w_.podSets) {
       model::PodSetAssignment a;
       a.name = ps.name;
       a.count = ps.count;
-      w_.podSetAssignments.push_back(std::move(a));
+      admission.podSetAssignments.push_back(std::move(a));
     }
     return condition(cond("QuotaReserved", true, "QuotaReserved", t, "Quota reserved in ClusterQueue " + cq));
   }
@@ -160,7 +160,7 @@ class WorkloadBuilder {
   }
   /// The worker admitted it: AC Ready with Kueue's v0.19 message, status.clusterName, Admitted.
   WorkloadBuilder& dispatchedTo(const std::string& worker, SystemTime t) {
-    w_.clusterName = worker;
+    w_.admission.mut().clusterName = worker;
     if (w_.rareStatus.held()) w_.rareStatus.mut().nominatedClusterNames.clear();
     check(model::CheckState::Ready, t, "The workload was admitted on \"" + worker + "\"");
     return admitted(t);
@@ -178,9 +178,7 @@ class WorkloadBuilder {
   }
   /// Phase 2 of an eviction: admission cleared, QuotaReserved=False, Admitted=False, Requeued.
   WorkloadBuilder& released(SystemTime t, std::string requeueReason = "Preempted") {
-    w_.admissionClusterQueue.clear();
-    w_.podSetAssignments.clear();
-    w_.clusterName.clear();
+    w_.admission.reset();
     condition(cond("QuotaReserved", false, "PendingEvaluation", t));
     condition(cond("Admitted", false, "NoReservation", t, "The workload has no reservation"));
     if (!requeueReason.empty()) condition(cond("Requeued", true, std::move(requeueReason), t));

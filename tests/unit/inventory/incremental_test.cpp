@@ -71,7 +71,7 @@ model::ResourceClaim allocatedClaim(const std::string& name,
   request.count = static_cast<int64_t>(results.size());
   c.requests.push_back(request);
   c.allocated = true;
-  c.allocations = std::move(results);
+  c.allocations.assign(results.begin(), results.end());
   return c;
 }
 

@@ -39,9 +39,9 @@ firstwork::model::ResourceClaim claim(const std::string& ns, const std::string& 
   firstwork::model::ResourceClaim c;
   c.meta.namespace_ = ns;
   c.meta.name = name;
-  c.requests = std::move(requests);
+  c.requests.assign(requests.begin(), requests.end());
   c.allocated = !results.empty();
-  c.allocations = std::move(results);
+  c.allocations.assign(results.begin(), results.end());
   return c;
 }
 

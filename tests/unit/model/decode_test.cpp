@@ -79,7 +79,7 @@ TEST_CASE("workload watch: MODIFIED, BOOKMARK, then in-band ERROR 410", "[model]
   CHECK(m.resourceVersion == "884213");
   const auto& w = std::get<Workload>(*m.object);
   CHECK(w.meta.name == "job-train-llm-3b9f2");
-  CHECK(w.clusterName == "worker1");
+  CHECK(w.admission->clusterName == "worker1");
   CHECK(w.podSets[0].count == 4);
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 8000);
   CHECK(rfc(condition(w.conditions, "Admitted").lastTransitionTime) == "2026-08-20T10:00:07Z");
@@ -262,14 +262,21 @@ TEST_CASE("DRA List fixtures decode with decodeList", "[model][list][dra]") {
   CHECK(std::get<ResourceSlice>(slices->items[0]).devices.size() == 8);
 }
 
-TEST_CASE("workload list items inherit the list's apiVersion", "[model][list]") {
+TEST_CASE("a workload list's apiVersion and its items' are checked, not kept", "[model][list]") {
+  // No kind keeps its apiVersion (change 80): an item without one decodes, and one that is not
+  // a string is an error naming the field, as is the list's.
   auto page = decodeList(R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"WorkloadList",
     "metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"w","uid":"u"}},
     {"apiVersion":"kueue.x-k8s.io/v1beta2","metadata":{"name":"v","uid":"v"}}]})",
                          Kind::Workload);
   REQUIRE(page.ok());
-  CHECK(std::get<Workload>(page->items[0]).apiVersion == "kueue.x-k8s.io/v1beta1");
-  CHECK(std::get<Workload>(page->items[1]).apiVersion == "kueue.x-k8s.io/v1beta2");
+  REQUIRE(page->items.size() == 2);
+  CHECK(std::get<Workload>(page->items[0]).meta.name == "w");
+  CHECK(std::get<Workload>(page->items[1]).meta.name == "v");
+  auto bad = decodeList(R"({"apiVersion":1,"kind":"WorkloadList","metadata":{},"items":[]})",
+                        Kind::Workload);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().find("apiVersion: expected string, got number") != std::string::npos);
 }
 
 TEST_CASE("bodies that are not lists are errors", "[model][list]") {

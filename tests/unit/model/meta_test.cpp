@@ -15,7 +15,7 @@ TEST_CASE("lookup helpers find values, conditions and quantities", "[model][meta
   CHECK(*findValue(kv, "b") == "2");
   CHECK(findValue(kv, "c") == nullptr);
 
-  std::vector<Condition> conds(2);
+  Conditions conds(2);
   conds[0].type = "Ready";
   conds[0].status = ConditionStatus::False;
   conds[1].type = "PodScheduled";

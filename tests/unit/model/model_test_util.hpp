@@ -69,7 +69,7 @@ inline std::string rfc(const std::optional<SystemTime>& t) {
 }
 
 /// Condition `type` of `conds`, failing the test when absent.
-inline const model::Condition& condition(const std::vector<model::Condition>& conds,
+inline const model::Condition& condition(const model::Conditions& conds,
                                          std::string_view type) {
   const model::Condition* c = model::findCondition(conds, type);
   INFO("condition " << type);

@@ -309,7 +309,7 @@ TEST_CASE("duplicate keys: the last occurrence wins", "[model][robustness]") {
   CHECK(w.meta.name == "b");
   REQUIRE(w.conditions.size() == 1);
   CHECK(w.conditions[0].type == "Finished");
-  CHECK(w.clusterName == "w2");
+  CHECK(w.admission->clusterName == "w2");
   REQUIRE(w.podSets.size() == 1);
   CHECK(w.podSets[0].count == 3);
   auto ev = decodeWatchEvent(R"({"type":"ADDED","type":"DELETED","object":{"metadata":{"name":"p","uid":"u"}}})",

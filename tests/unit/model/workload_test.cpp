@@ -16,7 +16,6 @@ TEST_CASE("v1beta2 MultiKueue manager workload decodes identity, podsets, admiss
           "[model][workload]") {
   auto w = decodeFixture<Workload>(
       "kueue-workload-v1beta2-multikueue-manager-admitted-CONSTRUCTED.json", Kind::Workload);
-  CHECK(w.apiVersion == "kueue.x-k8s.io/v1beta2");
   CHECK(w.meta.name == "job-train-llm-3b9f2");
   CHECK(w.meta.namespace_ == "team-a");
   CHECK(w.meta.uid == "6a1c2f9e-1111-4c3d-9e2a-000000000001");
@@ -35,7 +34,6 @@ TEST_CASE("v1beta2 MultiKueue manager workload decodes identity, podsets, admiss
 
   CHECK(w.queueName == "team-a-lq");
   CHECK(w.priority == 100);
-  CHECK(w.priorityClassName == "high");  // spec.priorityClassRef.name
   CHECK(w.active);
   REQUIRE(w.podSets.size() == 1);
   CHECK(w.podSets[0].name == "main");
@@ -45,22 +43,24 @@ TEST_CASE("v1beta2 MultiKueue manager workload decodes identity, podsets, admiss
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 8000);
   CHECK(w.podSets[0].claims.empty());
 
-  CHECK(w.admissionClusterQueue == "team-a-cq");
-  REQUIRE(w.podSetAssignments.size() == 1);
-  CHECK(w.podSetAssignments[0].name == "main");
-  CHECK(w.podSetAssignments[0].count == 4);
+  REQUIRE(w.admission.held());
+  CHECK(w.admission->clusterQueue == "team-a-cq");
+  REQUIRE(w.admission->podSetAssignments.size() == 1);
+  CHECK(w.admission->podSetAssignments[0].name == "main");
+  CHECK(w.admission->podSetAssignments[0].count == 4);
   // flavors cpu/memory/nvidia.com/gpu → default-flavor; only the device resource is kept.
-  REQUIRE(w.podSetAssignments[0].flavors.size() == 1);
-  CHECK(*findValue(w.podSetAssignments[0].flavors, "nvidia.com/gpu") == "default-flavor");
-  CHECK(milliOf(w.podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 32000);  // 8 × 4
-  CHECK(milliOf(w.podSetAssignments[0].resourceUsage, "cpu") == 0);
+  REQUIRE(w.admission->podSetAssignments[0].flavors.size() == 1);
+  const auto& assignment = w.admission->podSetAssignments[0];
+  CHECK(*findValue(assignment.flavors, "nvidia.com/gpu") == "default-flavor");
+  CHECK(milliOf(assignment.resourceUsage, "nvidia.com/gpu") == 32000);  // 8 × 4
+  CHECK(milliOf(assignment.resourceUsage, "cpu") == 0);
 
   REQUIRE(w.admissionChecks.size() == 1);
   CHECK(w.admissionChecks[0].name == "multikueue-ac");
   CHECK(w.admissionChecks[0].state == CheckState::Ready);
   CHECK(rfc(w.admissionChecks[0].lastTransitionTime) == "2026-08-20T10:00:07Z");
   CHECK(w.admissionChecks[0].message == "The workload was admitted on \"worker1\"");
-  CHECK(w.clusterName == "worker1");
+  CHECK(w.admission->clusterName == "worker1");
   CHECK(w.rareStatus->nominatedClusterNames.empty());
   CHECK_FALSE(w.rareStatus.held());  // none of its fields is set: nothing allocated
 
@@ -91,13 +91,13 @@ TEST_CASE("MultiKueue worker copy keeps the origin label and its own admission",
   CHECK(*findValue(w.meta.labels, "kueue.x-k8s.io/multikueue-origin") == "multikueue");
   CHECK(findValue(w.meta.labels, "kueue.x-k8s.io/job-uid") == nullptr);
   CHECK(w.meta.ownerReferences.empty());
-  CHECK(w.admissionClusterQueue == "gpu-cq");
-  CHECK(*findValue(w.podSetAssignments[0].flavors, "nvidia.com/gpu") == "h100");
+  CHECK(w.admission->clusterQueue == "gpu-cq");
+  CHECK(*findValue(w.admission->podSetAssignments[0].flavors, "nvidia.com/gpu") == "h100");
   const auto& pr = condition(w.conditions, "PodsReady");
   CHECK(pr.status == ConditionStatus::True);
   CHECK(pr.reason == "Started");
   CHECK(rfc(pr.lastTransitionTime) == "2026-08-20T10:02:41Z");
-  CHECK(w.clusterName.empty());
+  CHECK(w.admission->clusterName.empty());
 }
 
 TEST_CASE("preempted workload keeps the full preemption message and the past execution time",
@@ -107,8 +107,9 @@ TEST_CASE("preempted workload keeps the full preemption message and the past exe
   CHECK(w.meta.name == "job-batch-eval-7c1d0");
   CHECK(w.meta.uid == "1f2e3d4c-4444-4b5a-8c6d-000000000004");
   CHECK(w.rareStatus->accumulatedPastExecutionTimeSeconds == 1830);
-  CHECK(w.admissionClusterQueue.empty());  // quota released: no status.admission
-  CHECK(w.podSetAssignments.empty());
+  CHECK(w.admission->clusterQueue.empty());  // quota released: no status.admission
+  CHECK(w.admission->podSetAssignments.empty());
+  CHECK_FALSE(w.admission.held());  // nothing of it set: no block allocated (change 80)
   REQUIRE(w.podSets.size() == 1);
   CHECK(w.podSets[0].count == 2);
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 1000);
@@ -142,8 +143,8 @@ TEST_CASE("PodsReady-timeout eviction keeps quota, requeue count and eviction me
   CHECK(w.meta.namespace_ == "team-c");
   CHECK(w.meta.uid == "4c5d6e7f-8888-4a9b-8c0d-000000000008");
   CHECK(w.rareStatus->requeueCount == 1);
-  CHECK(w.admissionClusterQueue == "team-c-cq");
-  CHECK(milliOf(w.podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 1000);
+  CHECK(w.admission->clusterQueue == "team-c-cq");
+  CHECK(milliOf(w.admission->podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 1000);
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 1000);
   const auto& ev = condition(w.conditions, "Evicted");
   CHECK(ev.status == ConditionStatus::True);
@@ -166,9 +167,10 @@ TEST_CASE("DRA workload keeps template claims and the mapped logical resource",
   CHECK(w.podSets[0].claims[0].resourceClaimTemplateName == "single-gpu");
   CHECK(w.podSets[0].claims[0].resourceClaimName.empty());
   CHECK(w.podSets[0].perPodRequests.empty());  // cpu "1", memory 200Mi only
-  CHECK(w.admissionClusterQueue == "cluster-queue");
-  CHECK(*findValue(w.podSetAssignments[0].flavors, "example.com/gpu") == "default-flavor");
-  CHECK(milliOf(w.podSetAssignments[0].resourceUsage, "example.com/gpu") == 1000);
+  CHECK(w.admission->clusterQueue == "cluster-queue");
+  CHECK(*findValue(w.admission->podSetAssignments[0].flavors, "example.com/gpu") ==
+        "default-flavor");
+  CHECK(milliOf(w.admission->podSetAssignments[0].resourceUsage, "example.com/gpu") == 1000);
   CHECK(rfc(condition(w.conditions, "Admitted").lastTransitionTime) == "2026-08-20T12:00:01Z");
 }
 
@@ -177,7 +179,6 @@ TEST_CASE("real v1beta1 workloads decode (RayJob issue 5711, plain pod issue 221
   SECTION("RayJob: three podsets without extended resources") {
     auto w = decodeFixture<Workload>("kueue-workload-v1beta1-admitted-rayjob-issue5711.json",
                                      Kind::Workload);
-    CHECK(w.apiVersion == "kueue.x-k8s.io/v1beta1");
     CHECK(w.meta.name == "rayjob-rayjob-sample-l58qx-52ced");
     CHECK(w.meta.namespace_ == "default");
     CHECK(w.meta.uid == "fd8089fc-43e3-4fd1-a4db-f6b214df8fb8");
@@ -187,16 +188,15 @@ TEST_CASE("real v1beta1 workloads decode (RayJob issue 5711, plain pod issue 221
     CHECK(w.meta.ownerReferences[0].kind == "RayJob");
     CHECK(w.meta.ownerReferences[0].apiVersion == "ray.io/v1");
     CHECK(w.queueName == "default");
-    CHECK(w.priorityClassName.empty());  // priorityClassSource "" and no priorityClassName
     REQUIRE(w.podSets.size() == 3);
     CHECK(w.podSets[0].name == "head");
     CHECK(w.podSets[1].name == "small-group");
     CHECK(w.podSets[2].name == "submitter");
     for (const auto& ps : w.podSets) CHECK(ps.perPodRequests.empty());
-    CHECK(w.admissionClusterQueue == "cq-test");
-    REQUIRE(w.podSetAssignments.size() == 3);
-    CHECK(w.podSetAssignments[2].name == "submitter");
-    CHECK(w.podSetAssignments[2].flavors.empty());  // cpu/memory only
+    CHECK(w.admission->clusterQueue == "cq-test");
+    REQUIRE(w.admission->podSetAssignments.size() == 3);
+    CHECK(w.admission->podSetAssignments[2].name == "submitter");
+    CHECK(w.admission->podSetAssignments[2].flavors.empty());  // cpu/memory only
     CHECK(rfc(condition(w.conditions, "Admitted").lastTransitionTime) == "2025-06-23T09:17:00Z");
   }
   SECTION("plain pod: GPU request, Ready admission check, being deleted") {
@@ -209,8 +209,8 @@ TEST_CASE("real v1beta1 workloads decode (RayJob issue 5711, plain pod issue 221
     CHECK(w.meta.ownerReferences[0].uid == "8f1ec3b1-1865-4bee-b9c6-db8cde6b22bf");
     CHECK(w.queueName == "dws-jobs");
     CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 1000);
-    CHECK(w.admissionClusterQueue == "dws-cluster-queue");
-    CHECK(milliOf(w.podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 1000);
+    CHECK(w.admission->clusterQueue == "dws-cluster-queue");
+    CHECK(milliOf(w.admission->podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 1000);
     REQUIRE(w.admissionChecks.size() == 1);
     CHECK(w.admissionChecks[0].name == "dws-prov");
     CHECK(w.admissionChecks[0].state == CheckState::Ready);
@@ -226,13 +226,14 @@ TEST_CASE("status excerpts from issues and docs decode", "[model][workload]") {
         "kueue-workload-status-evicted-deactivated-admissioncheck-issue6035.json",
         Kind::Workload);
     CHECK(w.meta.name == "UNKNOWN-not-in-source");
-    CHECK(w.admissionClusterQueue == "ml-infra");
-    REQUIRE(w.podSetAssignments.size() == 3);
-    CHECK(w.podSetAssignments[1].name == "ray-worker-a10-2");
-    CHECK(w.podSetAssignments[1].count == 900);
-    CHECK(milliOf(w.podSetAssignments[1].resourceUsage, "nvidia.com/gpu") == 900000);
-    CHECK(*findValue(w.podSetAssignments[1].flavors, "nvidia.com/gpu") == "vm-gpu-a10-2");
-    CHECK(w.podSetAssignments[2].count == 1);  // submitter: no flavors, no usage
+    CHECK(w.admission->clusterQueue == "ml-infra");
+    REQUIRE(w.admission->podSetAssignments.size() == 3);
+    CHECK(w.admission->podSetAssignments[1].name == "ray-worker-a10-2");
+    CHECK(w.admission->podSetAssignments[1].count == 900);
+    CHECK(milliOf(w.admission->podSetAssignments[1].resourceUsage, "nvidia.com/gpu") == 900000);
+    CHECK(*findValue(w.admission->podSetAssignments[1].flavors, "nvidia.com/gpu") ==
+          "vm-gpu-a10-2");
+    CHECK(w.admission->podSetAssignments[2].count == 1);  // submitter: no flavors, no usage
     REQUIRE(w.admissionChecks.size() == 1);
     CHECK(w.admissionChecks[0].state == CheckState::Pending);
     CHECK(w.admissionChecks[0].message == "Reset to Pending after eviction. Previously: Rejected");
@@ -298,9 +299,7 @@ static const char* kV1beta1Workload = R"({
 TEST_CASE("v1beta1 workload: misspelled past-execution field and priorityClassName",
           "[model][workload]") {
   auto w = decodeJson<Workload>(kV1beta1Workload, Kind::Workload);
-  CHECK(w.apiVersion == "kueue.x-k8s.io/v1beta1");
   CHECK(w.rareStatus->accumulatedPastExecutionTimeSeconds == 1830);
-  CHECK(w.priorityClassName == "batch-low");
   CHECK(w.priority == 10);
   CHECK_FALSE(w.active);
   CHECK(w.rareStatus->requeueCount == 3);
@@ -351,6 +350,17 @@ TEST_CASE("workload schema errors name the field", "[model][workload]") {
                    0) == 0);
   CHECK(decodeError(R"({"metadata": {"name": "w", "uid": "u"}, "status": {"clusterName": 7}})",
                     Kind::Workload) == "status.clusterName: expected string, got number (Workload w)");
+  // apiVersion and the priority class are checked though not kept (change 80).
+  CHECK(decodeError(R"({"metadata": {"name": "w", "uid": "u"}, "apiVersion": 2})",
+                    Kind::Workload) == "apiVersion: expected string, got number (Workload w)");
+  CHECK(decodeError(R"({"metadata": {"name": "w", "uid": "u"},
+                        "spec": {"priorityClassName": ["high"]}})",
+                    Kind::Workload) ==
+        "spec.priorityClassName: expected string, got array (Workload w)");
+  CHECK(decodeError(R"({"metadata": {"name": "w", "uid": "u"},
+                        "spec": {"priorityClassRef": {"name": 1}}})",
+                    Kind::Workload) ==
+        "spec.priorityClassRef.name: expected string, got number (Workload w)");
   CHECK(decodeError(R"({"kind": "Pod", "metadata": {"name": "w", "uid": "u"}})", Kind::Workload) ==
         "kind: expected Workload, got \"Pod\"");  // kind precedes metadata: no identity yet
 }
