@@ -74,7 +74,7 @@ std::string MilestoneEngine::State::clusterQueueOf(const LogicalWorkload& lw,
   for (auto it = lw.cycles.rbegin(); it != lw.cycles.rend(); ++it) {
     if (!it->clusterQueue.empty()) return it->clusterQueue;
   }
-  auto c = clusters.find(lw.cluster);
+  auto c = clusters.find(lw.cluster());
   if (c != clusters.end() && !h.obj->queueName.empty()) {
     auto q = c->second.localQueueToClusterQueue.find(nsName(h.obj->meta.namespace_, h.obj->queueName));
     if (q != c->second.localQueueToClusterQueue.end()) return q->second;
@@ -165,7 +165,7 @@ std::vector<std::string> MilestoneEngine::State::candidates(const LogicalWorkloa
     addMkc(w.admission->clusterName);
   } else if (!w.rareStatus->nominatedClusterNames.empty()) {
     for (const auto& n : w.rareStatus->nominatedClusterNames) addMkc(n);
-  } else if (auto c = clusters.find(lw.cluster); c != clusters.end()) {
+  } else if (auto c = clusters.find(lw.cluster()); c != clusters.end()) {
     // Kueue does not nominate an inactive worker: count toward every worker of the queue's
     // MultiKueueConfig (ClusterQueue → AdmissionCheck → MultiKueueConfig → clusters).
     const ClusterData& mc = c->second;
@@ -290,9 +290,9 @@ std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& l
       onTarget = cy.time(Milestone::Dispatched);
       exec = cy.dispatchedCluster;
     } else {
-      pre = {lw.cluster};
+      pre = {std::string(lw.cluster())};
       onTarget = cy.time(Milestone::Reserved);
-      exec = lw.cluster;
+      exec = lw.cluster();
     }
     // Waiting: demand toward every cluster it may run on, in every class there that can serve it
     // (compatible demand: a plain GPU request also waits for time-sliced shares of that GPU).
@@ -420,7 +420,7 @@ void MilestoneEngine::State::updateRates(LogicalWorkload& lw) {
   const Cycle& cy = lw.cycles.back();
   const LocalWorkload* h = home(lw);
   const std::string exec = executionCluster(lw, cy);
-  lw.rateCluster = exec.empty() ? lw.cluster : exec;
+  lw.rateCluster = exec.empty() ? std::string(lw.cluster()) : exec;
   lw.rateQueue = ref(lw, &cy).clusterQueue;
   const bool ended = cycleEnd(lw, cy, true).has_value();
   if (!ended) {

@@ -91,8 +91,8 @@ const model::AdmissionCheckStatus* multiKueueCheck(const ClusterData& c, const m
 
 WorkloadRef MilestoneEngine::State::ref(const LogicalWorkload& lw, const Cycle* cy) const {
   WorkloadRef r;
-  r.cluster = lw.cluster;
-  r.uid = lw.uid;
+  r.cluster = lw.cluster();
+  r.uid = lw.uid();
   if (const LocalWorkload* h = home(lw)) {
     r.namespace_ = h->obj->meta.namespace_;
     r.name = h->obj->meta.name;
@@ -116,7 +116,7 @@ int64_t MilestoneEngine::State::expectedPods(const model::Workload& w) const {
 
 std::string MilestoneEngine::State::executionCluster(const LogicalWorkload& lw,
                                                      const Cycle& cy) const {
-  if (!lw.multikueue) return lw.cluster;
+  if (!lw.multikueue) return std::string(lw.cluster());
   if (!cy.dispatchedCluster.empty()) return cy.dispatchedCluster;
   return {};
 }
@@ -194,7 +194,7 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
     MilestoneValue v;
     v.eventTime = t;
     v.observedAt = seen;
-    v.cluster = lw.cluster;
+    v.cluster = lw.cluster();
     v.resource = "workloads";
     v.reason = std::move(reason);
     return v;
@@ -231,7 +231,7 @@ void MilestoneEngine::State::fillCycle(LogicalWorkload& lw, Cycle& cy, const Loc
 
   if (lw.multikueue) {
     const ClusterData* mc = nullptr;
-    if (auto it = clusters.find(lw.cluster); it != clusters.end()) mc = &it->second;
+    if (auto it = clusters.find(lw.cluster()); it != clusters.end()) mc = &it->second;
     const model::AdmissionCheckStatus* check = mc != nullptr ? multiKueueCheck(*mc, w) : nullptr;
     if (check != nullptr && check->state == model::CheckState::Ready) {
       std::string mkcName = !w.admission->clusterName.empty()
@@ -292,7 +292,7 @@ void MilestoneEngine::State::deriveCycles(LogicalWorkload& lw, const LocalWorklo
     MilestoneValue v;
     v.eventTime = queued;
     v.observedAt = seen;
-    v.cluster = lw.cluster;
+    v.cluster = lw.cluster();
     v.resource = "workloads";
     v.reason = std::move(reason);
     cy.set(Milestone::Queued, std::move(v));
@@ -317,7 +317,7 @@ void MilestoneEngine::State::deriveCycles(LogicalWorkload& lw, const LocalWorklo
       if (cur.has(Milestone::Reserved) && !cur.has(Milestone::Released)) {
         MilestoneValue v;
         v.observedAt = seen;
-        v.cluster = lw.cluster;
+        v.cluster = lw.cluster();
         v.resource = "workloads";
         if (conditionFalse(qr) && ct(qr) >= *cur.time(Milestone::Reserved) && ct(qr) <= start) {
           v.eventTime = ct(qr);
@@ -427,7 +427,7 @@ void MilestoneEngine::State::persistOpenCycle(LogicalWorkload& lw, Cycle& cy) {
   cy.persistedOpen = true;
   cy.persistedWorkSince = since;
   OpenCycleRecord r;
-  r.key = "oc/" + lw.cluster + "/" + lw.uid + "/" + cy.id;
+  r.key = "oc/" + std::string(lw.key) + "/" + cy.id;
   r.workload = ref(lw, &cy);
   r.cycleId = cy.id;
   r.workSince = since;
@@ -540,7 +540,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     r.cycleId = cy.id;
     r.cycle = cy.ordinal;
     r.milestone = k;
-    r.key = "ms/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k));
+    r.key = "ms/" + std::string(lw.key) + "/" + cy.id + "/" + std::string(milestoneName(k));
     r.eventTime = slot.eventTime;
     r.observedAt = slot.observedAt;
     r.executionCluster = slot.cluster;
@@ -558,7 +558,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     const ClusterData* from = cluster(slot.cluster);
     if (from != nullptr && from->firstSeen && slot.eventTime >= *from->firstSeen) {
       observe(HistogramKind::ObservationLag,
-              "lag/" + lw.cluster + "/" + lw.uid + "/" + cy.id + "/" + std::string(milestoneName(k)),
+              "lag/" + std::string(lw.key) + "/" + cy.id + "/" + std::string(milestoneName(k)),
               seconds(slot.eventTime, slot.observedAt), slot.eventTime, slot.observedAt,
               slot.cluster, {}, {}, {}, {}, {}, slot.resource);
     }
@@ -576,9 +576,9 @@ void MilestoneEngine::State::emitStages(LogicalWorkload& lw, Cycle& cy) {
     const MilestoneValue* b = cy.get(def.to);
     if (a == nullptr || b == nullptr) continue;
     done = true;
-    const std::string& cl = def.homeCluster || exec.empty() ? lw.cluster : exec;
+    const std::string& cl = def.homeCluster || exec.empty() ? std::string(lw.cluster()) : exec;
     observe(HistogramKind::Stage,
-            "obs/stage/" + std::string(stageName(def.stage)) + "/" + lw.cluster + "/" + lw.uid +
+            "obs/stage/" + std::string(stageName(def.stage)) + "/" + std::string(lw.key) +
                 "/" + cy.id,
             seconds(a->eventTime, b->eventTime), b->eventTime, b->observedAt, cl, cq,
             std::string(stageName(def.stage)));
@@ -588,9 +588,9 @@ void MilestoneEngine::State::emitStages(LogicalWorkload& lw, Cycle& cy) {
     cy.reservationToFirstWorkEmitted = true;
     const MilestoneValue* fw = cy.get(Milestone::FirstWork);
     observe(HistogramKind::ReservationToFirstWork,
-            "obs/reservation_to_first_work/" + lw.cluster + "/" + lw.uid + "/" + cy.id,
+            "obs/reservation_to_first_work/" + std::string(lw.key) + "/" + cy.id,
             seconds(*cy.time(Milestone::Reserved), fw->eventTime), fw->eventTime, fw->observedAt,
-            exec.empty() ? lw.cluster : exec, cq);
+            exec.empty() ? std::string(lw.cluster()) : exec, cq);
   }
 }
 
@@ -601,7 +601,7 @@ void MilestoneEngine::State::emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy)
     if (link.firstWorkEmitted || fw->cluster != link.cluster) continue;
     link.firstWorkEmitted = true;
     observe(HistogramKind::ReconnectToFirstWork,
-            "obs/reconnect_to_first_work/" + link.incidentId + "/" + lw.uid,
+            "obs/reconnect_to_first_work/" + link.incidentId + "/" + std::string(lw.uid()),
             seconds(link.reconnectedAt, fw->eventTime), fw->eventTime, fw->observedAt, link.cluster);
   }
 }
@@ -610,7 +610,7 @@ void MilestoneEngine::State::settle(LogicalWorkload& lw) {
   markPart(lw.key);  // its cycles, stuck verdict and duplicates may change here
   LocalWorkload* h = home(lw);
   if (h == nullptr) return;
-  if (const ClusterData* c = cluster(lw.cluster)) {
+  if (const ClusterData* c = cluster(lw.cluster())) {
     lw.multikueue = c->config.role == ClusterRole::Management;
     if (lw.multikueue) {
       // A management cluster may also run local queues: a ClusterQueue known to have no

@@ -294,7 +294,7 @@ void MilestoneEngine::State::closeIncident(Incident& in, SystemTime closeAt, boo
       if (dispatchedDuring && dispatched) {
         const MilestoneValue* d = cy.get(Milestone::Dispatched);
         observe(HistogramKind::Stage,
-                "obs/stage/reconnect_to_dispatched/" + r.id + "/" + lw.uid,
+                "obs/stage/reconnect_to_dispatched/" + r.id + "/" + std::string(lw.uid()),
                 secondsBetween(R, *dispatched), *dispatched, std::max(d->observedAt, now), cl,
                 ref(lw, &cy).clusterQueue, std::string(stageName(Stage::ReconnectToDispatched)));
       }
@@ -331,7 +331,7 @@ bool MilestoneEngine::State::waitingWithUnknownDevices(const std::string& cl) co
         lw.multikueue ? (cy.dispatchedCluster == cl ||
                          (!cy.has(Milestone::Dispatched) &&
                           std::find(cy.candidates.begin(), cy.candidates.end(), cl) != cy.candidates.end()))
-                      : lw.cluster == cl;
+                      : lw.cluster() == cl;
     // Once its pods exist, what they hold is all there is to know.
     if (forThisWorker && cyclePods(lw, cy, false).empty()) return true;
   }

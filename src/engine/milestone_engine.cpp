@@ -101,9 +101,11 @@ const LocalWorkload* MilestoneEngine::State::local(std::string_view cluster,
   return it == c->second.workloads.end() ? nullptr : &it->second;
 }
 
-LocalWorkload* MilestoneEngine::State::home(LogicalWorkload& lw) { return local(lw.cluster, lw.uid); }
+LocalWorkload* MilestoneEngine::State::home(LogicalWorkload& lw) {
+  return local(lw.cluster(), lw.uid());
+}
 const LocalWorkload* MilestoneEngine::State::home(const LogicalWorkload& lw) const {
-  return local(lw.cluster, lw.uid);
+  return local(lw.cluster(), lw.uid());
 }
 
 std::string MilestoneEngine::State::workerForMkc(std::string_view mkcName) const {
@@ -142,9 +144,7 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, std::string_view uid, 
     auto [it, inserted] = logical.try_emplace(std::move(key));
     LogicalWorkload& lw = it->second;
     if (inserted) {
-      lw.key = it->first;
-      lw.cluster = c.config.name;
-      lw.uid = m.uid;
+      lw.setKey(it->first, c.config.name.size());
       lw.multikueue = c.config.role == ClusterRole::Management;
       if (auto r = restoredCycles.find(it->first); r != restoredCycles.end()) {
         lw.cycles.push_back(std::move(r->second));

@@ -110,7 +110,8 @@ void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
                                  ? pre->reason
                                  : cy.get(Milestone::Evicted)->reason;
   const std::string exec = executionCluster(lw, cy);
-  interruptedSeconds[{exec.empty() ? lw.cluster : exec, ref(lw, &cy).clusterQueue, reason}] += secs;
+  const std::string cl = exec.empty() ? std::string(lw.cluster()) : exec;
+  interruptedSeconds[{cl, ref(lw, &cy).clusterQueue, reason}] += secs;
 }
 
 void MilestoneEngine::State::scanPreemption(LocalWorkload& l) {
@@ -154,7 +155,7 @@ void MilestoneEngine::State::resolveVictims() {
     }
     LogicalWorkload& p = *pl->logical;
     Cycle* cy = cycleAt(p, it->victim.evictedAt);
-    const std::string id = "reclaim/" + p.cluster + "/" + p.uid + "/" + cy->id;
+    const std::string id = "reclaim/" + std::string(p.key) + "/" + cy->id;
     auto [rit, inserted] = reclaims.try_emplace(id);
     Reclaim& r = rit->second;
     if (inserted) {
@@ -278,9 +279,10 @@ void MilestoneEngine::State::refreshReclaim(Reclaim& r, SystemTime observedAt) {
     const MilestoneValue* fw = cy->get(Milestone::FirstWork);
     const std::string exec = executionCluster(*p, *cy);
     observe(HistogramKind::ReclaimToFirstWork,
-            "obs/reclaim_to_first_work/" + p->cluster + "/" + p->uid + "/" + cy->id,
+            "obs/reclaim_to_first_work/" + std::string(p->key) + "/" + cy->id,
             *rec.reclaimToFirstWorkSeconds, *rec.firstWorkAt, fw->observedAt,
-            exec.empty() ? p->cluster : exec, rec.preemptor.clusterQueue, {}, rec.reason);
+            exec.empty() ? std::string(p->cluster()) : exec, rec.preemptor.clusterQueue, {},
+            rec.reason);
     if (rec.outcome == ReclaimOutcome::Completed) {
       ++reclaimTotals[{rec.preemptor.clusterQueue, rec.reason, ReclaimOutcome::Completed}];
     }

@@ -54,7 +54,7 @@ void MilestoneEngine::State::refreshWorkloadParts() const {
     if (!lw.cycles.empty() && !lw.deleted && !cycleEnd(lw, lw.cycles.back(), true)) {
       const Cycle& cy = lw.cycles.back();
       const std::string exec = executionCluster(lw, cy);
-      const std::string& cl = exec.empty() ? lw.cluster : exec;
+      const std::string& cl = exec.empty() ? std::string(lw.cluster()) : exec;
       // What ref(lw, &cy).clusterQueue says.
       const LocalWorkload* h = cy.clusterQueue.empty() ? home(lw) : nullptr;
       const std::string cq = !cy.clusterQueue.empty() ? cy.clusterQueue
