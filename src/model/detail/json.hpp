@@ -170,8 +170,14 @@ bool addResource(ResourceList& list, std::string_view name, int64_t milli);
 /// Sets `name` to max(current, milli). False when the list is full.
 bool maxResource(ResourceList& list, std::string_view name, int64_t milli);
 
-inline void shrinkList(ResourceList& list) {
-  if (list.capacity() > list.size()) list.shrink_to_fit();
+/// Releases the spare capacity a vector collected while growing (keeps tracked objects slim).
+template <typename T>
+void shrink(std::vector<T>& v) {
+  if (v.capacity() > v.size()) v.shrink_to_fit();
+}
+template <typename T>
+void shrink(CompactVector<T>& v) {
+  if (v.capacity() > v.size()) v.shrink_to_fit();
 }
 
 /// Reads a ResourceList object keeping the names `keep` accepts; `sum` adds duplicates.
@@ -199,7 +205,7 @@ bool readResourceList(Ctx& c, od::value& v, ResourceList& dst, Keep&& keep) {
         return true;
       },
       /*mapKeys=*/true);
-  shrinkList(dst);
+  shrink(dst);
   return ok;
 }
 
@@ -214,15 +220,6 @@ bool readConditions(Ctx& c, od::value& v, Conditions& dst,
 /// A JSON array of strings (e.g. spec.clusters), bounded.
 bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t max = kMaxEntries);
 
-/// Releases the spare capacity a vector collected while growing (keeps tracked objects slim).
-template <typename T>
-void shrink(std::vector<T>& v) {
-  if (v.capacity() > v.size()) v.shrink_to_fit();
-}
-template <typename T>
-void shrink(CompactVector<T>& v) {
-  if (v.capacity() > v.size()) v.shrink_to_fit();
-}
 
 /// A list of `{key, value, effect}` taints (Node spec.taints, ResourceSlice device taints): both
 /// shapes carry the same three fields; at most `max` are kept, more is an error.
