@@ -264,7 +264,8 @@ std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& l
     iv.node = node;
     iv.from = from;
     iv.to = to;
-    iv.delta.*field = count;
+    iv.level = field;
+    iv.count = count;
     out.push_back(std::move(iv));
   };
   auto valid = [&](const std::string& cl, SystemTime from, std::optional<SystemTime> to) {
@@ -355,7 +356,10 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
     int64_t now = 0, before = 0;
     for (const auto& d : held) now += d.count;
     for (const auto& d : cy.held) before += d.count;
-    if (now > 0 && now >= before) cy.held = std::move(held);
+    if (now > 0 && now >= before) {
+      cy.held = std::move(held);
+      cy.held.shrink_to_fit();  // kept with the cycle: no spare capacity (change 82)
+    }
   }
   std::vector<Interval> next = deriveIntervals(lw);
   if (next == lw.intervals) return;
@@ -363,9 +367,10 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
     if (iv.node.empty()) return timelines[{iv.cluster, iv.deviceClass}];
     return nodeTimelines[{iv.cluster, iv.deviceClass, iv.node}];
   };
-  for (const auto& iv : lw.intervals) timelineOf(iv).remove(iv.from, iv.to, iv.delta);
-  for (const auto& iv : next) timelineOf(iv).add(iv.from, iv.to, iv.delta);
+  for (const auto& iv : lw.intervals) timelineOf(iv).remove(iv.from, iv.to, iv.delta());
+  for (const auto& iv : next) timelineOf(iv).add(iv.from, iv.to, iv.delta());
   lw.intervals = std::move(next);
+  lw.intervals.shrink_to_fit();  // kept with the workload: no spare capacity (change 82)
 }
 
 Levels MilestoneEngine::State::levelsAt(const std::string& cl, const std::string& deviceClass,
@@ -401,7 +406,7 @@ void MilestoneEngine::State::checkCapacity(LogicalWorkload& lw, Cycle& cy) {
       for (const auto& iv : lw.intervals) {  // leave out this workload's own contribution
         if (iv.node.empty() && iv.cluster == exec && iv.deviceClass == cls && iv.from <= *t &&
             (!iv.to || *t < *iv.to)) {
-          l -= iv.delta;
+          l -= iv.delta();
         }
       }
       int64_t held = l.productive + l.pending + l.starting;
@@ -423,9 +428,15 @@ void MilestoneEngine::State::updateRates(LogicalWorkload& lw) {
   lw.rateCluster = exec.empty() ? std::string(lw.cluster()) : exec;
   lw.rateQueue = ref(lw, &cy).clusterQueue;
   const bool ended = cycleEnd(lw, cy, true).has_value();
+  auto rateOf = [&](std::string_view cls) -> std::array<int64_t, 3>& {
+    auto it = std::lower_bound(lw.rates.begin(), lw.rates.end(), cls,
+                               [](const auto& e, std::string_view k) { return e.first < k; });
+    if (it == lw.rates.end() || it->first != cls) it = lw.rates.insert(it, {Interned(cls), {}});
+    return it->second;
+  };
   if (!ended) {
     for (const auto& need : devicesOf(lw, cy)) {
-      auto& r = lw.rates[need.deviceClass];
+      auto& r = rateOf(need.deviceClass);
       if (cy.has(Milestone::Reserved)) r[static_cast<size_t>(GpuState::Reserved)] += need.count;
       if (cy.has(Milestone::FirstWork)) r[static_cast<size_t>(GpuState::Productive)] += need.count;
     }
@@ -441,7 +452,7 @@ void MilestoneEngine::State::updateRates(LogicalWorkload& lw) {
       auto p = c->second.pods.find(podUid);
       if (p == c->second.pods.end() || p->second.deleted) continue;
       for (const auto& d : inv.podDevices(cl, p->second.obj).devices) {
-        if (d.allocated) lw.rates[d.deviceClass][static_cast<size_t>(GpuState::Allocated)] += d.count;
+        if (d.allocated) rateOf(d.deviceClass)[static_cast<size_t>(GpuState::Allocated)] += d.count;
       }
     }
   }
@@ -653,7 +664,7 @@ void MilestoneEngine::State::addRates(const LogicalWorkload& lw, int64_t sign) {
   for (const auto& [cls, r] : lw.rates) {
     for (size_t i = 0; i < r.size(); ++i) {
       if (r[i] == 0) continue;
-      auto key = std::make_tuple(lw.rateCluster, lw.rateQueue, cls, static_cast<GpuState>(i));
+      auto key = std::make_tuple(lw.rateCluster, lw.rateQueue, cls.str(), static_cast<GpuState>(i));
       auto [it, inserted] = rateTotals.try_emplace(std::move(key), 0);
       it->second += sign * r[i];
       if (it->second == 0) rateTotals.erase(it);

@@ -514,7 +514,7 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
       }
     };
     for (const PodRecord* p : pods) {
-      if (p->signals.firstWork) consider(*p->signals.firstWork, p->signalObservedAt);
+      if (auto fw = p->firstWork()) consider(*fw, p->signalObservedAt);
       if (p->external()) consider(*p->external(), p->externalObservedAt());
     }
     if (best) {

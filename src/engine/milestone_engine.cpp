@@ -376,7 +376,6 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   auto [it, inserted] = c.pods.try_emplace(p.meta.uid);
   PodRecord& rec = it->second;
   if (inserted) {
-    rec.cluster = c.config.name;
     rec.firstObservedAt = at;
   } else if (podName(&rec) != model::namespacedName(p.meta)) {
     // A uid under another name (hostile input): out of the name index before its object goes.
@@ -396,9 +395,10 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   indexUnder(c.podsByName, &rec);
 
   PodSignals sig = readPodSignals(p, config.usefulWork);
-  bool changed = sig.firstWork.has_value() != rec.signals.firstWork.has_value() ||
-                 (sig.firstWork && (sig.firstWork->at != rec.signals.firstWork->at ||
-                                    sig.firstWork->kind != rec.signals.firstWork->kind));
+  const std::optional<UsefulWorkSignal> held = rec.firstWork();
+  bool changed =
+      sig.firstWork.has_value() != held.has_value() ||
+      (sig.firstWork && (sig.firstWork->at != held->at || sig.firstWork->kind != held->kind));
   if (changed && sig.firstWork) rec.signalObservedAt = at;
   // Invalid values are counted once per pod and value, so a relist does not count them again.
   if (!sig.invalidFirstWork.empty() || !sig.invalidCheckpoint.empty()) {
@@ -416,7 +416,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
     rec.rare->lastInvalidCheckpoint.clear();
     if (!rec.rare->external) rec.rare.reset();
   }
-  rec.signals.firstWork = sig.firstWork;
+  rec.setFirstWork(sig.firstWork);
   rec.signals.lastCheckpoint = sig.lastCheckpoint;
   if (!rec.scheduledObservedAt() && conditionTrue(condition(p.conditions, "PodScheduled"))) {
     rec.setScheduledObservedAt(at);

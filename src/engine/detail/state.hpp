@@ -19,6 +19,7 @@
 
 #include <boost/container/flat_set.hpp>
 
+#include "firstwork/core/compact_vector.hpp"
 #include "firstwork/core/interned.hpp"
 #include "firstwork/core/optional_time.hpp"
 #include "firstwork/core/small_string.hpp"
@@ -85,15 +86,26 @@ std::array<int64_t, kStrandedPhaseCount> splitStranded(const Levels& l, bool dis
 
 /// One contribution of a workload to the capacity timeline of (cluster, class), or — with `node`
 /// set — to the per-node timeline of a share class (productive shares on that node).
+/// It moves one level by `count` devices over [from, to): the level and the count in place of a
+/// whole Levels, of which it set one field, and `to` an OptionalTime: 56 bytes where it was 96
+/// (several a logical workload, kept with it: bench/README.md, change 82).
 struct Interval {
   Interned cluster;
   Interned deviceClass;
   Interned node;
   SystemTime from{};
-  std::optional<SystemTime> to;
-  Levels delta;
+  OptionalTime to;
+  int64_t Levels::*level = nullptr;
+  int64_t count = 0;
+  /// The Levels it adds: `count` in its level, 0 in the others.
+  Levels delta() const {
+    Levels l;
+    if (level != nullptr) l.*level = count;
+    return l;
+  }
   bool operator==(const Interval& o) const = default;
 };
+static_assert(sizeof(void*) != 8 || sizeof(Interval) <= 56, "Interval past 56 bytes");
 
 /// Eleven per admission cycle (as optionals): the strings that repeat across workloads are
 /// interned, which halves a cycle. 64 bytes, 72 as an optional: the preemptor's uid, set on the
@@ -226,10 +238,13 @@ static_assert(sizeof(void*) != 8 || sizeof(LocalWorkload) <= 176,
               "LocalWorkload past jemalloc's 224-byte class with its hash-map node");
 
 /// The pod signals a PodRecord keeps (PodSignals without the invalid values, which only the
-/// event that carries them reads).
+/// event that carries them reads), in 24 bytes where two std::optionals took 48: the first-work
+/// signal's time says whether there is one, and its kind sits with the record's flags
+/// (PodRecord::firstWork(); bench/README.md, change 83).
 struct HeldPodSignals {
-  std::optional<UsefulWorkSignal> firstWork;
-  std::optional<SystemTime> lastCheckpoint;
+  OptionalTime firstWorkAt;
+  Interned firstWorkName;
+  OptionalTime lastCheckpoint;
 };
 
 /// What a pod record holds that almost no pod has: an external useful-work signal (the probe's),
@@ -242,12 +257,13 @@ struct RarePodFields {
 };
 
 /// One pod of a cluster. One per tracked pod (150,000 at the largest estates): the fields most
-/// pods leave empty live behind `rare`, the flags share one word, and the Workload is a pointer,
-/// so that a record with its hash-map node (key and cached hash) fits jemalloc's 192-byte size
-/// class (224 with the Workload's uid as a string, 256 before the flags were packed, 448 with the
-/// rare fields inline; bench/README.md, changes 35, 58 and 61).
+/// pods leave empty live behind `rare`, the flags share one word, the Workload is a pointer, the
+/// signals take 24 bytes and the cluster is the map's (ClusterData::pods), so that a record with
+/// its hash-map node (the next pointer and the 40-byte uid key) fits jemalloc's 160-byte size
+/// class (192 with the cluster's name and the signals as std::optionals, 224 with the Workload's
+/// uid as a string, 256 before the flags were packed, 448 with the rare fields inline;
+/// bench/README.md, changes 35, 58, 61 and 83).
 struct PodRecord {
-  Interned cluster;
   SharedObject<model::Pod> obj;
   SystemTime firstObservedAt{};
   SystemTime lastObservedAt{};
@@ -266,9 +282,21 @@ struct PodRecord {
   SystemTime runningAt_{};
   bool hasScheduled_ = false;
   bool hasRunning_ = false;
+  SignalKind firstWorkKind_ = SignalKind::Annotation;  // with signals.firstWorkAt
 
  public:
   bool deleted = false;
+
+  /// The first-work signal the pod shows (PodSignals::firstWork as last seen), if any.
+  std::optional<UsefulWorkSignal> firstWork() const {
+    if (!signals.firstWorkAt) return std::nullopt;
+    return UsefulWorkSignal{firstWorkKind_, *signals.firstWorkAt, signals.firstWorkName};
+  }
+  void setFirstWork(const std::optional<UsefulWorkSignal>& s) {
+    signals.firstWorkAt = s ? OptionalTime(s->at) : OptionalTime();
+    signals.firstWorkName = s ? s->name : Interned();
+    firstWorkKind_ = s ? s->kind : SignalKind::Annotation;
+  }
 
   /// When the pod was first seen scheduled (PodScheduled True), and running (a container
   /// started); each set once.
@@ -297,8 +325,8 @@ struct PodRecord {
     return *rare;
   }
 };
-static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 144,
-              "PodRecord past jemalloc's 192-byte class with its hash-map node");
+static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 112,
+              "PodRecord past jemalloc's 160-byte class with its hash-map node");
 
 /// Devices of one class a workload wants (all its pods).
 struct DeviceNeed {
@@ -337,7 +365,9 @@ struct LogicalWorkload {
   // Rates for the GPU-seconds counters (per class), refreshed at each settle.
   std::string rateCluster;
   std::string rateQueue;
-  std::map<std::string, std::array<int64_t, 3>> rates;  // class → reserved, allocated, productive
+  /// Per device class: reserved, allocated, productive. Sorted by class, one or two entries: 32
+  /// bytes each where a std::map node took 96 (bench/README.md, change 82).
+  CompactVector<std::pair<Interned, std::array<int64_t, 3>>> rates;
   std::set<std::string> duplicateKeys;  // emitted
   std::vector<std::string> duplicateClustersNow;
 };
