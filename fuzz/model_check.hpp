@@ -43,7 +43,6 @@ inline void checkMeta(const model::ObjectMeta& m) {
   for (const auto& [k, v] : m.labels) checkText(k), checkText(v);
   for (const auto& [k, v] : m.annotations) checkText(k), checkText(v);
   for (const auto& o : m.ownerReferences) {
-    checkText(o.apiVersion);
     checkText(o.kind);
     checkText(o.name);
     checkText(o.uid);

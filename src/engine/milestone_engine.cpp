@@ -275,22 +275,19 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
     auto byName = c.workloadsByName.find(model::NamespacedName{m.namespace_, *name});
     if (byName != c.workloadsByName.end()) return *byName;
   }
-  // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid).
-  std::vector<const model::OwnerReference*> owners;
-  for (const auto& o : m.ownerReferences) {
-    if (o.controller) owners.insert(owners.begin(), &o);
-    else owners.push_back(&o);
-  }
-  for (const auto* o : owners) {
-    if (auto* w = find(c.workloadsByOwner, o->uid)) return w;
+  // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid):
+  // the decoder lists the controller references first.
+  const auto& owners = m.ownerReferences;
+  for (const auto& o : owners) {
+    if (auto* w = find(c.workloadsByOwner, o.uid)) return w;
   }
   // Plain pods: the Workload is owned by the Pod.
   if (auto* w = find(c.workloadsByOwner, m.uid)) return w;
   // Worker copies of MultiKueue Jobs may carry no owner reference to the remote Job yet: match the
   // Job by name.
-  for (const auto* o : owners) {
-    if (o->kind != "Job") continue;
-    auto byJob = c.workloadsByJobName.find(model::NamespacedName{m.namespace_, o->name});
+  for (const auto& o : owners) {
+    if (o.kind != "Job") continue;
+    auto byJob = c.workloadsByJobName.find(model::NamespacedName{m.namespace_, o.name});
     if (byJob != c.workloadsByJobName.end()) return *byJob;
   }
   return nullptr;

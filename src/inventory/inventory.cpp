@@ -48,16 +48,6 @@ void addCount(std::map<std::pair<std::string, bool>, int64_t>& counts, std::stri
   if (n > 0) counts[{std::move(device_class), allocated}] += n;
 }
 
-
-bool sameRequests(const CompactVector<model::DeviceRequest>& a,
-                  const CompactVector<model::DeviceRequest>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
-    return x.name == y.name && x.deviceClassName == y.deviceClassName &&
-           x.allocationModeAll == y.allocationModeAll && x.count == y.count &&
-           x.firstAvailable == y.firstAvailable && x.selectors == y.selectors;
-  });
-}
-
 bool sameAllocations(const CompactVector<model::DeviceAllocation>& a,
                      const CompactVector<model::DeviceAllocation>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
@@ -76,7 +66,7 @@ std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bo
 }  // namespace
 
 bool Inventory::sameClaim(const ClaimRecord& a, const ClaimRecord& b) {
-  return a.allocated() == b.allocated() && sameRequests(a.requests(), b.requests()) &&
+  return a.allocated() == b.allocated() && a.requests() == b.requests() &&
          (!a.allocated() || sameAllocations(a.allocations(), b.allocations()));
 }
 

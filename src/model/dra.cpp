@@ -17,7 +17,7 @@ constexpr size_t kMaxDevices = 256;
 constexpr size_t kMaxSelectorBytes = 1024;
 constexpr size_t kMaxSelectors = 32;
 
-bool readSelectors(Ctx& c, od::value& v, std::vector<std::string>& dst) {
+bool readSelectors(Ctx& c, od::value& v, CompactVector<std::string>& dst) {
   dst.clear();
   bool ok = forElements(c, v, [&](size_t, od::value& e) {
     return forFields(c, e, [&](std::string_view k, od::value& x) {

@@ -104,13 +104,16 @@ bool readKeyValues(Ctx& c, od::value& v, KeyValues& dst) {
   return ok;
 }
 
-bool readOwner(Ctx& c, od::value& v, OwnerReference& o) {
+bool readOwner(Ctx& c, od::value& v, OwnerReference& o, bool& controller) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "apiVersion") return readIdent(c, x, o.apiVersion);
+    if (k == "apiVersion") {  // checked, not kept: nothing reads it (change 86)
+      Interned apiVersion;
+      return readIdent(c, x, apiVersion);
+    }
     if (k == "kind") return readIdent(c, x, o.kind);
     if (k == "name") return readIdent(c, x, o.name);
     if (k == "uid") return readIdent(c, x, o.uid);
-    if (k == "controller") return readBool(c, x, o.controller);
+    if (k == "controller") return readBool(c, x, controller);
     return true;
   });
 }
@@ -121,11 +124,16 @@ constexpr size_t kKeptOwners = 8;
 
 bool readOwners(Ctx& c, od::value& v, CompactVector<OwnerReference>& dst) {
   dst.clear();
+  size_t controllers = 0;  // dst[0, controllers) are the controller references
   bool ok = forElements(c, v, [&](size_t, od::value& x) {
     OwnerReference o;
-    if (!readOwner(c, x, o)) return false;
-    if (dst.size() < kKeptOwners || (o.controller && dst.size() < kMaxEntries)) {
-      dst.push_back(std::move(o));
+    bool controller = false;
+    if (!readOwner(c, x, o, controller)) return false;
+    if (dst.size() < kKeptOwners || (controller && dst.size() < kMaxEntries)) {
+      // The controller references first, each group in the order listed (the engine resolves an
+      // object's Workload through its controller before its other owners).
+      dst.insert(dst.begin() + static_cast<std::ptrdiff_t>(controller ? controllers++ : dst.size()),
+                 std::move(o));
     }
     return true;
   });

@@ -64,12 +64,14 @@ using KeyValues = CompactVector<std::pair<Interned, SmallString>>;
 /// Returns the value for `key`, or nullptr.
 const SmallString* findValue(const KeyValues& kv, std::string_view key);
 
+/// metadata.ownerReferences[]: what firstwork reads of one, in 80 bytes (jemalloc's 80-byte
+/// class; 96 with its apiVersion and controller flag: bench/README.md, change 86). Its apiVersion
+/// and controller flag are checked when decoded but not kept: ObjectMeta::ownerReferences lists
+/// the controller references first.
 struct OwnerReference {
-  Interned apiVersion;  // e.g. "batch/v1"
-  Interned kind;        // e.g. "Job"
-  ShortString name;     // inline up to 30 characters (change 77)
-  SmallString uid;  // inline: a uid is 36 characters
-  bool controller = false;
+  Interned kind;     // e.g. "Job"
+  ShortString name;  // inline up to 30 characters (change 77)
+  SmallString uid;   // inline: a uid is 36 characters
 };
 
 /// metav1.ObjectMeta, slimmed. Decoders keep only the labels and annotations something reads:
@@ -91,6 +93,8 @@ struct ObjectMeta {
   OptionalTime deletionTimestamp;  // 8 bytes: the object one size class smaller (change 69)
   KeyValues labels;
   KeyValues annotations;
+  /// The controller references first (an object has one, a hostile one may list more), then the
+  /// others, each group in the order listed; past 8 references only controllers are kept.
   CompactVector<OwnerReference> ownerReferences;
 };
 

@@ -104,12 +104,12 @@ class WorkloadBuilder {
     return *this;
   }
   WorkloadBuilder& ownedByJob(const std::string& job, const std::string& jobUid) {
-    w_.meta.ownerReferences.push_back({"batch/v1", "Job", job, jobUid, true});
+    w_.meta.ownerReferences.push_back({"Job", job, jobUid});
     setValue(w_.meta.labels, "kueue.x-k8s.io/job-uid", jobUid);
     return *this;
   }
   WorkloadBuilder& ownedByPod(const std::string& pod, const std::string& podUid) {
-    w_.meta.ownerReferences.push_back({"v1", "Pod", pod, podUid, true});
+    w_.meta.ownerReferences.push_back({"Pod", pod, podUid});
     return *this;
   }
   /// Worker copy made by MultiKueue: origin label, no job-uid label (reference §1.6).
@@ -215,7 +215,7 @@ class PodBuilder {
     p_.containers.push_back(c);
   }
   PodBuilder& ownedByJob(const std::string& job, const std::string& jobUid) {
-    p_.meta.ownerReferences.push_back({"batch/v1", "Job", job, jobUid, true});
+    p_.meta.ownerReferences.push_back({"Job", job, jobUid});
     setValue(p_.meta.labels, "batch.kubernetes.io/job-name", job);
     return *this;
   }

@@ -328,8 +328,8 @@ TEST_CASE("Claim template devices are learned from a generated claim", "[engine]
   claim.meta.namespace_ = "ns";
   claim.meta.uid = "claim-1";
   claim.meta.annotations.emplace_back("resource.kubernetes.io/pod-claim-name", "gpu");
-  claim.meta.ownerReferences.push_back({"v1", "Pod", "other-0", "other-pod", true});
-  claim.requests.push_back({"gpu", "gpu.nvidia.com", false, 2, false, {}});
+  claim.meta.ownerReferences.push_back({"Pod", "other-0", "other-pod"});
+  claim.requests.push_back({"gpu", "gpu.nvidia.com", 2, {}, false, false});
   if (claimFirst) {
     h.put("c1", claim, at(seconds(3)));
     h.step(at(seconds(3)));

@@ -323,7 +323,7 @@ std::vector<ScriptEvent> mixedEstateDrill(bool draOnly = false) {
         c.meta.name = claimName;
         c.meta.uid = podUid + "-claim";
         c.meta.annotations.emplace_back("resource.kubernetes.io/pod-claim-name", "gpu");
-        c.meta.ownerReferences.push_back({"v1", "Pod", podName, podUid, true});
+        c.meta.ownerReferences.push_back({"Pod", podName, podUid});
         model::DeviceRequest r;
         r.name = "gpu";
         r.deviceClassName = "mig.nvidia.com";

@@ -363,7 +363,7 @@ TEST_CASE("a MIG request resolves to a profile only from simple selectors that p
     model::DeviceRequest r;
     r.name = "r";
     r.deviceClassName = std::move(cls);
-    r.selectors = std::move(selectors);
+    r.selectors.assign(selectors.begin(), selectors.end());
     return r;
   };
   const std::optional<std::string> mig3("gpu.nvidia.com/mig-3g.40gb");

@@ -118,9 +118,37 @@ TEST_CASE("owner references: the controller survives a long list", "[model][meta
   }
   auto p = decodeJson<Pod>(
       R"({"metadata": {"name": "p", "uid": "u", "ownerReferences": [)" + owners + "]}}", Kind::Pod);
-  REQUIRE(p.meta.ownerReferences.size() == 9);  // first 8, then only controllers
-  CHECK(p.meta.ownerReferences[8].uid == "o20");
-  CHECK(p.meta.ownerReferences[8].controller);
+  // The first 8, then only controllers; the controller listed first, the others in their order.
+  REQUIRE(p.meta.ownerReferences.size() == 9);
+  CHECK(p.meta.ownerReferences[0].uid == "o20");
+  for (size_t i = 1; i < 9; ++i) {
+    CHECK(p.meta.ownerReferences[i].uid == "o" + std::to_string(i - 1));
+  }
+}
+
+TEST_CASE("owner references: controllers first, each group in its order", "[model][meta]") {
+  // The engine resolves an object's Workload through its controller before its other owners
+  // (change 86: the flag is not kept, the order says it).
+  auto p = decodeJson<Pod>(R"({"metadata": {"name": "p", "uid": "u", "ownerReferences": [
+      {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "a"},
+      {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "j", "controller": true},
+      {"apiVersion": "v1", "kind": "ConfigMap", "name": "b", "uid": "b", "controller": false},
+      {"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "n", "controller": true}]}})",
+                           Kind::Pod);
+  REQUIRE(p.meta.ownerReferences.size() == 4);
+  CHECK(p.meta.ownerReferences[0].uid == "j");
+  CHECK(p.meta.ownerReferences[0].kind == "Job");
+  CHECK(p.meta.ownerReferences[0].name == "j");
+  CHECK(p.meta.ownerReferences[1].uid == "n");
+  CHECK(p.meta.ownerReferences[2].uid == "a");
+  CHECK(p.meta.ownerReferences[3].uid == "b");
+}
+
+TEST_CASE("owner references: apiVersion is checked though not kept", "[model][meta]") {
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u", "ownerReferences": [
+      {"apiVersion": 1, "kind": "Job", "name": "j", "uid": "j"}]}})",
+                    Kind::Pod) ==
+        "metadata.ownerReferences[0].apiVersion: expected string, got number (Pod p)");
 }
 
 TEST_CASE("metadata timestamps and nulls", "[model][meta]") {
