@@ -199,8 +199,8 @@ std::vector<std::string> MilestoneEngine::State::candidates(const LogicalWorkloa
 
 // --- the timeline -------------------------------------------------------------------------------
 
-std::vector<HeldDevices> MilestoneEngine::State::heldDevices(const LogicalWorkload& lw,
-                                                             const Cycle& cy) const {
+CompactVector<HeldDevices> MilestoneEngine::State::heldDevices(const LogicalWorkload& lw,
+                                                               const Cycle& cy) const {
   std::map<std::pair<std::string, std::string>, int64_t> held;
   const std::string exec = executionCluster(lw, cy);
   for (const PodRecord* p : cyclePods(lw, cy, false)) {
@@ -209,7 +209,8 @@ std::vector<HeldDevices> MilestoneEngine::State::heldDevices(const LogicalWorklo
       if (d.allocated) held[{d.deviceClass, p->obj->nodeName}] += d.count;
     }
   }
-  std::vector<HeldDevices> out;
+  CompactVector<HeldDevices> out;
+  out.reserve(static_cast<uint32_t>(held.size()));
   for (const auto& [key, n] : held) out.push_back({key.first, key.second, n});
   return out;
 }

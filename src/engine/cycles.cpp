@@ -372,12 +372,10 @@ void MilestoneEngine::State::restoreCycle(const std::vector<MilestoneRecord>& mi
     v.cluster = r.executionCluster;
     v.resource = r.resource;
     v.signal = r.signal;
-    v.proxy = r.proxy;
     v.reason = r.reason;
-    v.emitted = true;
     if (r.milestone == Milestone::Dispatched) cy.dispatchedCluster = r.executionCluster;
     if (cy.clusterQueue.empty()) cy.clusterQueue = r.workload.clusterQueue;
-    cy.set(r.milestone, std::move(v), ownedUid(r.preemptorUid));
+    cy.set(r.milestone, std::move(v), ownedUid(r.preemptorUid), r.proxy, /*emitted=*/true);
   }
   // Only what a restart cannot derive again: a cycle holding quota. Its queued milestone is its
   // identity (deriveCycles compares it with the object's current cycle).
@@ -520,9 +518,8 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
     if (best) {
       MilestoneValue v = value(best->at, bestObserved);
       v.signal = best->name;
-      v.proxy = best->kind == SignalKind::ReadyProxy;
       if (best->kind == SignalKind::External) v.resource = "external";
-      cy.set(Milestone::FirstWork, std::move(v));
+      cy.set(Milestone::FirstWork, std::move(v), {}, best->kind == SignalKind::ReadyProxy);
     }
   }
 }
@@ -531,10 +528,10 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
 
 void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
   for (size_t i = 0; i < kMilestoneCount; ++i) {
-    auto& slot = cy.m[i];
-    if (!slot.present || slot.emitted) continue;
     const auto k = static_cast<Milestone>(i);
-    slot.emitted = true;
+    if (!cy.has(k) || cy.emitted(k)) continue;
+    const MilestoneValue& slot = cy.m[i];
+    cy.markEmitted(k);
     MilestoneRecord r;
     r.workload = ref(lw, &cy);
     r.cycleId = cy.id;
@@ -546,7 +543,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     r.executionCluster = slot.cluster;
     r.resource = slot.resource;
     r.signal = slot.signal;
-    r.proxy = slot.proxy;
+    r.proxy = cy.proxy(k);
     r.reason = slot.reason;
     if (k == Milestone::Preempted) r.preemptorUid = cy.preemptorUid;
     for (const auto& need : lw.devices) r.gpus += need.count;

@@ -54,17 +54,18 @@ void ClusterData::dropUnresolved(std::string_view ns, std::string_view uid) {
 }
 
 namespace {
-template <typename Key>
-void remember(std::vector<Key>& keys, std::string_view key) {
+template <typename Keys>
+void remember(Keys& keys, std::string_view key) {
   if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.emplace_back(key);
 }
 }  // namespace
 
-bool Cycle::set(Milestone k, MilestoneValue v, Interned preemptor) {
-  auto& slot = m[static_cast<size_t>(k)];
-  if (slot.present) return false;
-  slot = std::move(v);
-  slot.present = true;
+bool Cycle::set(Milestone k, MilestoneValue v, Interned preemptor, bool proxy, bool emitted) {
+  if (has(k)) return false;
+  m[static_cast<size_t>(k)] = std::move(v);
+  present_ |= bit(k);
+  if (proxy) proxy_ |= bit(k);
+  if (emitted) emitted_ |= bit(k);
   if (k == Milestone::Preempted) preemptorUid = std::move(preemptor);
   return true;
 }

@@ -120,7 +120,11 @@ void MilestoneEngine::State::scanPreemption(LocalWorkload& l) {
   if (!conditionTrue(pr) || !l.linked) return;
   const SystemTime t = pr->lastTransitionTime.value_or(l.lastObservedAt);
   const auto seenKey = std::make_pair(static_cast<int64_t>(t.time_since_epoch().count()), pr->reason);
-  if (!l.preemptionsSeen.insert(seenKey).second) return;  // re-delivered
+  if (std::find(l.preemptionsSeen.begin(), l.preemptionsSeen.end(), seenKey) !=
+      l.preemptionsSeen.end()) {
+    return;  // re-delivered
+  }
+  l.preemptionsSeen.push_back(seenKey);
   auto msg = parsePreemptionMessage(pr->message);
   const model::Condition* ev = condition(w.conditions, "Evicted");
   if (!msg && conditionTrue(ev)) msg = parsePreemptionMessage(ev->message);

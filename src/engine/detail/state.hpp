@@ -107,10 +107,11 @@ struct Interval {
 };
 static_assert(sizeof(void*) != 8 || sizeof(Interval) <= 56, "Interval past 56 bytes");
 
-/// Eleven per admission cycle (as optionals): the strings that repeat across workloads are
-/// interned, which halves a cycle. 64 bytes, 72 as an optional: the preemptor's uid, set on the
-/// Preempted milestone only, is the cycle's (Cycle::preemptorUid), which took a cycle from
-/// jemalloc's 1,280-byte size class to the 1,024-byte one (bench/README.md, change 57).
+/// Eleven per admission cycle: the strings that repeat across workloads are interned, which
+/// halves a cycle. The preemptor's uid, set on the Preempted milestone only, is the cycle's
+/// (Cycle::preemptorUid: a cycle went from jemalloc's 1,280-byte size class to the 1,024-byte
+/// one, bench/README.md, change 57); whether a milestone is set, emitted and a proxy are bits of
+/// the cycle's (48 bytes where the flags took 56: change 85).
 struct MilestoneValue {
   SystemTime eventTime{};
   SystemTime observedAt{};
@@ -118,10 +119,6 @@ struct MilestoneValue {
   Interned resource;  // kind that carried the time
   Interned signal;
   Interned reason;
-  bool proxy = false;
-  bool emitted = false;
-  /// Set (Cycle::set): in the padding, where a std::optional's flag took 8 more bytes (change 73).
-  bool present = false;
 };
 
 /// A uid for Cycle::preemptorUid: owned by the handle, never added to the pool.
@@ -146,8 +143,7 @@ struct IncidentLink {
 /// One admission cycle of a logical workload.
 struct Cycle {
   std::string id;  // queued event time, Unix ms
-  int32_t ordinal = 0;
-  /// Each slot is set when its `present` is (an array of std::optional was 88 bytes more).
+  /// Each slot is set when its bit in `present_` is (an array of std::optional was 88 bytes more).
   std::array<MilestoneValue, kMilestoneCount> m;
   /// Who preempted it (its Preempted milestone's, from Kueue's message; ownedUid: unique, not
   /// pooled); empty when not preempted or the message did not say.
@@ -157,45 +153,60 @@ struct Cycle {
   std::vector<std::string> candidates;  // MultiKueue: workers it waited for, last known pre-dispatch
   OptionalTime podsSince;  // pods created before this belong to an earlier cycle
   OptionalTime ineligibleSince;  // QuotaReserved=False for a reason that never admits
+  /// Restored from the store (restoreCycle): open (not released) when the previous process
+  /// stopped, so that process did not count its lost work; its pods may be gone, and then
+  /// restoredWorkSince stands for what they showed.
+  OptionalTime restoredWorkSince;
+  // What the last OpenCycleRecord said (persistOpenCycle emits on change).
+  OptionalTime persistedWorkSince;
+  OptionalTime excludedFrom;  // workload-caused stuck: out of incident figures from here
+  std::vector<IncidentLink> incidents;
+  /// What its pods held when last seen holding anything (kept after they end, so the cycle's past
+  /// stays in the classes its devices really were). A CompactVector, kept at its size.
+  CompactVector<HeldDevices> held;
   std::array<bool, kStageCount> stageEmitted{};
+  int32_t ordinal = 0;
+  std::optional<StuckReason> stuck;
   bool reservationToFirstWorkEmitted = false;
   bool capacityChecked = false;
   bool withoutCapacity = false;
   bool interruptedCounted = false;
-  /// Restored from the store (restoreCycle): open (not released) when the previous process
-  /// stopped, so that process did not count its lost work; its pods may be gone, and then
-  /// restoredWorkSince stands for what they showed.
   bool restored = false;
-  OptionalTime restoredWorkSince;
-  // What the last OpenCycleRecord said (persistOpenCycle emits on change).
   bool persistedOpen = false;
-  OptionalTime persistedWorkSince;
-  std::optional<StuckReason> stuck;
-  OptionalTime excludedFrom;  // workload-caused stuck: out of incident figures from here
-  std::vector<IncidentLink> incidents;
-  /// What its pods held when last seen holding anything (kept after they end, so the cycle's past
-  /// stays in the classes its devices really were).
-  std::vector<HeldDevices> held;
 
-  bool has(Milestone k) const { return m[static_cast<size_t>(k)].present; }
+ private:
+  // Bit k: milestone k is set; emitted; its value is a proxy (the Ready condition for first work).
+  uint16_t present_ = 0;
+  uint16_t emitted_ = 0;
+  uint16_t proxy_ = 0;
+  static uint16_t bit(Milestone k) { return static_cast<uint16_t>(1u << static_cast<size_t>(k)); }
+
+ public:
+  bool has(Milestone k) const { return (present_ & bit(k)) != 0; }
   const MilestoneValue* get(Milestone k) const {
-    const auto& v = m[static_cast<size_t>(k)];
-    return v.present ? &v : nullptr;
+    return has(k) ? &m[static_cast<size_t>(k)] : nullptr;
   }
   std::optional<SystemTime> time(Milestone k) const {
-    const auto& v = m[static_cast<size_t>(k)];
-    return v.present ? std::optional<SystemTime>(v.eventTime) : std::nullopt;
+    return has(k) ? std::optional<SystemTime>(m[static_cast<size_t>(k)].eventTime) : std::nullopt;
   }
+  bool emitted(Milestone k) const { return (emitted_ & bit(k)) != 0; }
+  void markEmitted(Milestone k) { emitted_ |= bit(k); }
+  bool proxy(Milestone k) const { return (proxy_ & bit(k)) != 0; }
   /// Sets a milestone unless already set (milestones never move). True when newly set;
-  /// `preemptor` is kept with the Preempted milestone (preemptorUid) and ignored for the others.
-  bool set(Milestone k, MilestoneValue v, Interned preemptor = {});
+  /// `preemptor` is kept with the Preempted milestone (preemptorUid) and ignored for the others;
+  /// `proxy`: the value stands in for the real signal; `emitted`: its record exists already
+  /// (restored from the store).
+  bool set(Milestone k, MilestoneValue v, Interned preemptor = {}, bool proxy = false,
+           bool emitted = false);
 };
+static_assert(kMilestoneCount <= 16, "a milestone's bit in a uint16_t");
 // One per admission cycle of every tracked workload (25,000 at the benchmark's full estate), each
-// the only element of its workload's vector: past 896 bytes it takes jemalloc's 1,024-byte class
-// (it did, at 1,000 bytes, before change 73), past 1,024 the 1,280-byte one (it did, at 1,080
-// bytes, before MilestoneValue lost its preemptor uid).
-static_assert(sizeof(void*) != 8 || sizeof(Cycle) <= 896,
-              "Cycle past jemalloc's 896-byte size class");
+// the only element of its workload's vector: past 768 bytes it takes jemalloc's 896-byte class
+// (it did, at 872 bytes, before change 85), past 896 the 1,024-byte one (at 1,000 bytes before
+// change 73), past 1,024 the 1,280-byte one (at 1,080 bytes before MilestoneValue lost its
+// preemptor uid).
+static_assert(sizeof(void*) != 8 || sizeof(Cycle) <= 768,
+              "Cycle past jemalloc's 768-byte size class");
 
 /// A Workload object as seen on one cluster (manager, standalone, worker-local or worker copy).
 struct LogicalWorkload;
@@ -221,21 +232,23 @@ struct LocalWorkload {
   /// bytes a pod where a tree node took 48, and cyclePods walks it in order without chasing
   /// nodes (bench/README.md, change 60); a pod joins once, so the insert's move is rare.
   boost::container::flat_set<std::string_view> pods;
-  std::set<std::pair<int64_t, std::string>> preemptionsSeen;  // (time ns, reason) processed
+  /// (time ns, reason) of each Preempted condition processed: a handful at most, found by a walk
+  /// (a CompactVector of 16 bytes where an empty std::set took 48; change 87).
+  CompactVector<std::pair<int64_t, Interned>> preemptionsSeen;
   /// Evicted/Preempted conditions True in a state delivered since the last settle and no longer
   /// True in the latest one (set and reset within one batch): still milestones, whatever the
   /// batching. Cleared by settle().
   CompactVector<model::Condition> resetConditions;  // 16 bytes: nearly always empty
   // Keys this Workload registered in workloadsByOwner (every version's), so that gc() removes
   // exactly its entries without scanning the index.
-  std::vector<SmallString> ownerKeys;  // uids: inline
+  CompactVector<SmallString> ownerKeys;  // uids: inline
 };
 // One per tracked Workload (50,000 at the benchmark's full estate): with its hash-map node (the
-// next pointer and the 40-byte inline uid) jemalloc's 224-byte class (256 before change 75 took
-// its Job-name keys and made resetConditions a CompactVector; 320 with the logical workload's
-// key as a string).
-static_assert(sizeof(void*) != 8 || sizeof(LocalWorkload) <= 176,
-              "LocalWorkload past jemalloc's 224-byte class with its hash-map node");
+// next pointer and the 40-byte inline uid) jemalloc's 192-byte class (224 before change 87 made
+// preemptionsSeen and ownerKeys CompactVectors, 256 before change 75 took its Job-name keys and
+// made resetConditions a CompactVector; 320 with the logical workload's key as a string).
+static_assert(sizeof(void*) != 8 || sizeof(LocalWorkload) <= 144,
+              "LocalWorkload past jemalloc's 192-byte class with its hash-map node");
 
 /// The pod signals a PodRecord keeps (PodSignals without the invalid values, which only the
 /// event that carries them reads), in 24 bytes where two std::optionals took 48: the first-work
@@ -712,7 +725,7 @@ struct MilestoneEngine::State {
   void updateIntervals(LogicalWorkload& lw);
   std::vector<Interval> deriveIntervals(LogicalWorkload& lw) const;
   /// What the cycle's bound, non-terminated pods hold, per (class, node).
-  std::vector<HeldDevices> heldDevices(const LogicalWorkload& lw, const Cycle& cy) const;
+  CompactVector<HeldDevices> heldDevices(const LogicalWorkload& lw, const Cycle& cy) const;
   /// The cycle's devices per class: what its pods held when known, else what it asked for.
   std::vector<DeviceNeed> devicesOf(const LogicalWorkload& lw, const Cycle& cy) const;
   bool isShareClass(const std::string& deviceClass) const;
