@@ -153,11 +153,10 @@ struct Cycle {
   std::vector<std::string> candidates;  // MultiKueue: workers it waited for, last known pre-dispatch
   OptionalTime podsSince;  // pods created before this belong to an earlier cycle
   OptionalTime ineligibleSince;  // QuotaReserved=False for a reason that never admits
-  /// Restored from the store (restoreCycle): open (not released) when the previous process
-  /// stopped, so that process did not count its lost work; its pods may be gone, and then
-  /// restoredWorkSince stands for what they showed.
+  /// When `restored`: what its pods showed as the start of work before the restart (they may be
+  /// gone).
   OptionalTime restoredWorkSince;
-  // What the last OpenCycleRecord said (persistOpenCycle emits on change).
+  // What the last OpenCycleRecord said, with persistedOpen (persistOpenCycle emits on change).
   OptionalTime persistedWorkSince;
   OptionalTime excludedFrom;  // workload-caused stuck: out of incident figures from here
   std::vector<IncidentLink> incidents;
@@ -171,8 +170,11 @@ struct Cycle {
   bool capacityChecked = false;
   bool withoutCapacity = false;
   bool interruptedCounted = false;
+  /// Restored from the store (restoreCycle): open (not released) when the previous process
+  /// stopped, so that process did not count its lost work; its pods may be gone, and then
+  /// restoredWorkSince stands for what they showed.
   bool restored = false;
-  bool persistedOpen = false;
+  bool persistedOpen = false;  // with persistedWorkSince
 
  private:
   // Bit k: milestone k is set; emitted; its value is a proxy (the Ready condition for first work).
