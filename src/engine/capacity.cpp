@@ -357,10 +357,7 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
     int64_t now = 0, before = 0;
     for (const auto& d : held) now += d.count;
     for (const auto& d : cy.held) before += d.count;
-    if (now > 0 && now >= before) {
-      cy.held = std::move(held);
-      cy.held.shrink_to_fit();  // kept with the cycle: no spare capacity (change 82)
-    }
+    if (now > 0 && now >= before) cy.held = std::move(held);  // built at its size
   }
   std::vector<Interval> next = deriveIntervals(lw);
   if (next == lw.intervals) return;

@@ -48,14 +48,6 @@ void addCount(std::map<std::pair<std::string, bool>, int64_t>& counts, std::stri
   if (n > 0) counts[{std::move(device_class), allocated}] += n;
 }
 
-bool sameAllocations(const CompactVector<model::DeviceAllocation>& a,
-                     const CompactVector<model::DeviceAllocation>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
-    return x.request == y.request && x.driver == y.driver && x.pool == y.pool &&
-           x.device == y.device;
-  });
-}
-
 std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bool>, int64_t>& m) {
   std::vector<DeviceCount> out;
   out.reserve(m.size());
@@ -67,7 +59,7 @@ std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bo
 
 bool Inventory::sameClaim(const ClaimRecord& a, const ClaimRecord& b) {
   return a.allocated() == b.allocated() && a.requests() == b.requests() &&
-         (!a.allocated() || sameAllocations(a.allocations(), b.allocations()));
+         (!a.allocated() || a.allocations() == b.allocations());
 }
 
 size_t Inventory::DeviceKeyHash::operator()(const DeviceKey& k) const noexcept {

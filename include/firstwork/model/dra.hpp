@@ -31,6 +31,7 @@ struct DeviceAllocation {
   Interned driver;
   Interned pool;
   Interned device;
+  bool operator==(const DeviceAllocation&) const = default;
 };
 
 /// resource.k8s.io ResourceClaim (v1, v1beta2, v1beta1).
