@@ -288,7 +288,7 @@ std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& l
     std::optional<SystemTime> onTarget;  // reserved here (standalone) / dispatched here (MultiKueue)
     std::string exec;
     if (lw.multikueue) {
-      pre = cy.candidates;
+      pre.assign(cy.candidates.begin(), cy.candidates.end());
       onTarget = cy.time(Milestone::Dispatched);
       exec = cy.dispatchedCluster;
     } else {
@@ -345,7 +345,10 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
     // (restart, late relist) waited for the worker it went to.
     if (h != nullptr && ((!cy.has(Milestone::Dispatched) && !cycleEnd(lw, cy, true)) ||
                          cy.candidates.empty())) {
-      cy.candidates = candidates(lw, *h);
+      const std::vector<std::string> now = candidates(lw, *h);
+      if (!std::equal(now.begin(), now.end(), cy.candidates.begin(), cy.candidates.end())) {
+        cy.candidates.assign(now.begin(), now.end());
+      }
     }
   }
   if (!lw.cycles.empty()) {

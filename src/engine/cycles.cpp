@@ -97,8 +97,8 @@ WorkloadRef MilestoneEngine::State::ref(const LogicalWorkload& lw, const Cycle* 
     r.namespace_ = h->obj->meta.namespace_;
     r.name = h->obj->meta.name;
     r.localQueue = h->obj->queueName;
-    r.clusterQueue = cy != nullptr && !cy->clusterQueue.empty() ? cy->clusterQueue
-                                                                 : clusterQueueOf(lw, *h);
+    r.clusterQueue = cy != nullptr && !cy->clusterQueue.empty() ? cy->clusterQueue.str()
+                                                                : clusterQueueOf(lw, *h);
   } else if (cy != nullptr) {
     r.clusterQueue = cy->clusterQueue;
   }
@@ -530,7 +530,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
   for (size_t i = 0; i < kMilestoneCount; ++i) {
     const auto k = static_cast<Milestone>(i);
     if (!cy.has(k) || cy.emitted(k)) continue;
-    const MilestoneValue& slot = cy.m[i];
+    const MilestoneValue& slot = *cy.get(k);
     cy.markEmitted(k);
     MilestoneRecord r;
     r.workload = ref(lw, &cy);

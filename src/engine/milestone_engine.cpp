@@ -62,7 +62,8 @@ void remember(Keys& keys, std::string_view key) {
 
 bool Cycle::set(Milestone k, MilestoneValue v, Interned preemptor, bool proxy, bool emitted) {
   if (has(k)) return false;
-  m[static_cast<size_t>(k)] = std::move(v);
+  values_.reserve(values_.size() + 1);  // at its size: one more block per milestone, 11 at most
+  values_.insert(values_.begin() + static_cast<std::ptrdiff_t>(slot(k)), std::move(v));
   present_ |= bit(k);
   if (proxy) proxy_ |= bit(k);
   if (emitted) emitted_ |= bit(k);

@@ -57,7 +57,7 @@ void MilestoneEngine::State::refreshWorkloadParts() const {
       const std::string& cl = exec.empty() ? std::string(lw.cluster()) : exec;
       // What ref(lw, &cy).clusterQueue says.
       const LocalWorkload* h = cy.clusterQueue.empty() ? home(lw) : nullptr;
-      const std::string cq = !cy.clusterQueue.empty() ? cy.clusterQueue
+      const std::string cq = !cy.clusterQueue.empty() ? cy.clusterQueue.str()
                              : h != nullptr           ? clusterQueueOf(lw, *h)
                                                       : std::string();
       if (cy.clusterQueue.empty()) partsByLocalQueue.insert(key);

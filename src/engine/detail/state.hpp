@@ -1,7 +1,7 @@
 #pragma once
 // Internal state of the MilestoneEngine, shared by the engine's .cpp files (not a public header).
 #include <array>
-#include <functional>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -107,11 +107,11 @@ struct Interval {
 };
 static_assert(sizeof(void*) != 8 || sizeof(Interval) <= 56, "Interval past 56 bytes");
 
-/// Eleven per admission cycle: the strings that repeat across workloads are interned, which
-/// halves a cycle. The preemptor's uid, set on the Preempted milestone only, is the cycle's
-/// (Cycle::preemptorUid: a cycle went from jemalloc's 1,280-byte size class to the 1,024-byte
-/// one, bench/README.md, change 57); whether a milestone is set, emitted and a proxy are bits of
-/// the cycle's (48 bytes where the flags took 56: change 85).
+/// One per milestone a cycle has reached (Cycle::values_): the strings that repeat across
+/// workloads are interned, which halves a cycle. The preemptor's uid, set on the Preempted
+/// milestone only, is the cycle's (Cycle::preemptorUid: a cycle went from jemalloc's 1,280-byte
+/// size class to the 1,024-byte one, bench/README.md, change 57); whether a milestone is set,
+/// emitted and a proxy are bits of the cycle's (48 bytes where the flags took 56: change 85).
 struct MilestoneValue {
   SystemTime eventTime{};
   SystemTime observedAt{};
@@ -143,14 +143,12 @@ struct IncidentLink {
 /// One admission cycle of a logical workload.
 struct Cycle {
   std::string id;  // queued event time, Unix ms
-  /// Each slot is set when its bit in `present_` is (an array of std::optional was 88 bytes more).
-  std::array<MilestoneValue, kMilestoneCount> m;
   /// Who preempted it (its Preempted milestone's, from Kueue's message; ownedUid: unique, not
   /// pooled); empty when not preempted or the message did not say.
   Interned preemptorUid;
-  std::string clusterQueue;
-  std::string dispatchedCluster;        // MultiKueue: worker (config name) that admitted it
-  std::vector<std::string> candidates;  // MultiKueue: workers it waited for, last known pre-dispatch
+  Interned clusterQueue;
+  Interned dispatchedCluster;          // MultiKueue: worker (config name) that admitted it
+  CompactVector<Interned> candidates;  // MultiKueue: workers it waited for, last known pre-dispatch
   OptionalTime podsSince;  // pods created before this belong to an earlier cycle
   OptionalTime ineligibleSince;  // QuotaReserved=False for a reason that never admits
   /// When `restored`: what its pods showed as the start of work before the restart (they may be
@@ -159,7 +157,7 @@ struct Cycle {
   // What the last OpenCycleRecord said, with persistedOpen (persistOpenCycle emits on change).
   OptionalTime persistedWorkSince;
   OptionalTime excludedFrom;  // workload-caused stuck: out of incident figures from here
-  std::vector<IncidentLink> incidents;
+  CompactVector<IncidentLink> incidents;
   /// What its pods held when last seen holding anything (kept after they end, so the cycle's past
   /// stays in the classes its devices really were). A CompactVector, kept at its size.
   CompactVector<HeldDevices> held;
@@ -181,15 +179,20 @@ struct Cycle {
   uint16_t present_ = 0;
   uint16_t emitted_ = 0;
   uint16_t proxy_ = 0;
+  /// The milestones set, in milestone order: the value of milestone k is at the number of bits
+  /// of `present_` below k's. Kept at its size: a cycle has one to nine of the eleven, and an
+  /// array of all eleven took 528 of its 768 bytes (bench/README.md, change 88).
+  CompactVector<MilestoneValue> values_;
   static uint16_t bit(Milestone k) { return static_cast<uint16_t>(1u << static_cast<size_t>(k)); }
+  size_t slot(Milestone k) const {
+    return static_cast<size_t>(std::popcount(static_cast<uint16_t>(present_ & (bit(k) - 1u))));
+  }
 
  public:
   bool has(Milestone k) const { return (present_ & bit(k)) != 0; }
-  const MilestoneValue* get(Milestone k) const {
-    return has(k) ? &m[static_cast<size_t>(k)] : nullptr;
-  }
+  const MilestoneValue* get(Milestone k) const { return has(k) ? &values_[slot(k)] : nullptr; }
   std::optional<SystemTime> time(Milestone k) const {
-    return has(k) ? std::optional<SystemTime>(m[static_cast<size_t>(k)].eventTime) : std::nullopt;
+    return has(k) ? std::optional<SystemTime>(values_[slot(k)].eventTime) : std::nullopt;
   }
   bool emitted(Milestone k) const { return (emitted_ & bit(k)) != 0; }
   void markEmitted(Milestone k) { emitted_ |= bit(k); }
@@ -203,12 +206,12 @@ struct Cycle {
 };
 static_assert(kMilestoneCount <= 16, "a milestone's bit in a uint16_t");
 // One per admission cycle of every tracked workload (25,000 at the benchmark's full estate), each
-// the only element of its workload's vector: past 768 bytes it takes jemalloc's 896-byte class
-// (it did, at 872 bytes, before change 85), past 896 the 1,024-byte one (at 1,000 bytes before
-// change 73), past 1,024 the 1,280-byte one (at 1,080 bytes before MilestoneValue lost its
-// preemptor uid).
-static_assert(sizeof(void*) != 8 || sizeof(Cycle) <= 768,
-              "Cycle past jemalloc's 768-byte size class");
+// the only element of its workload's vector: 192 bytes, jemalloc's 192-byte class, with its set
+// milestones in a block of their own (change 88: the queue and worker names interned, the
+// candidates and incident links CompactVectors); 768 with all eleven milestone slots inline
+// (change 85), 872 before, 1,000 before change 73.
+static_assert(sizeof(void*) != 8 || sizeof(Cycle) <= 192,
+              "Cycle past jemalloc's 192-byte size class");
 
 /// A Workload object as seen on one cluster (manager, standalone, worker-local or worker copy).
 struct LogicalWorkload;
