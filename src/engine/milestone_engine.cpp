@@ -22,7 +22,15 @@ const model::Condition* condition(const model::Conditions& cs, std::string_view 
   return model::findCondition(cs, type);
 }
 
+const model::BriefCondition* condition(const model::BriefConditions& cs, std::string_view type) {
+  return model::findCondition(cs, type);
+}
+
 bool conditionTrue(const model::Condition* c) {
+  return c != nullptr && c->status == model::ConditionStatus::True;
+}
+
+bool conditionTrue(const model::BriefCondition* c) {
   return c != nullptr && c->status == model::ConditionStatus::True;
 }
 
@@ -524,7 +532,7 @@ void MilestoneEngine::State::onNode(ClusterData& c, model::EventType type, const
     return;
   }
   SystemTime t = at;
-  const model::Condition* ready = condition(n.conditions, "Ready");
+  const model::BriefCondition* ready = condition(n.conditions, "Ready");
   bool isReady = type != model::EventType::Deleted && conditionTrue(ready);
   const std::string name = n.meta.name.str();
   auto prev = c.nodeReady.find(name);

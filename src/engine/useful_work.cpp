@@ -19,7 +19,7 @@ PodSignals readPodSignals(const model::Pod& pod, const UsefulWorkConfig& config)
   PodSignals out;
   auto conditionSignal = [&](std::string_view type,
                              SignalKind kind) -> std::optional<UsefulWorkSignal> {
-    const model::Condition* c = model::findCondition(pod.conditions, type);
+    const model::BriefCondition* c = model::findCondition(pod.conditions, type);
     if (c == nullptr || c->status != model::ConditionStatus::True || !c->lastTransitionTime) {
       return std::nullopt;
     }

@@ -19,13 +19,6 @@ constexpr std::string_view kNotReadyTaint = "node.kubernetes.io/not-ready";
 constexpr std::string_view kUnreachableTaint = "node.kubernetes.io/unreachable";
 constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
 
-bool conditionTrue(const model::Conditions& conditions, std::string_view type) {
-  for (const auto& c : conditions) {
-    if (c.type == type) return c.status == model::ConditionStatus::True;
-  }
-  return false;
-}
-
 
 // Extended resources are whole numbers; milli-units only come from the quantity parser.
 int64_t wholeUnits(int64_t milli) { return milli > 0 ? milli / 1000 : 0; }
@@ -131,7 +124,7 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
     return true;
   }
   NodeRecord record;
-  record.ready = conditionTrue(node.conditions, "Ready");
+  record.ready = model::isTrue(node.conditions, "Ready");
   record.unschedulable = node.unschedulable;
   for (const auto& taint : node.taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <type_traits>
 
 #include "detail/json.hpp"
 
@@ -14,15 +15,31 @@ const SmallString* findValue(const KeyValues& kv, std::string_view key) {
   return nullptr;
 }
 
-const Condition* findCondition(const Conditions& conditions, std::string_view type) {
+namespace {
+template <typename C>
+const C* findIn(const CompactVector<C>& conditions, std::string_view type) {
   for (const auto& c : conditions) {
     if (c.type == type) return &c;
   }
   return nullptr;
 }
+}  // namespace
+
+const Condition* findCondition(const Conditions& conditions, std::string_view type) {
+  return findIn(conditions, type);
+}
+
+const BriefCondition* findCondition(const BriefConditions& conditions, std::string_view type) {
+  return findIn(conditions, type);
+}
 
 bool isTrue(const Conditions& conditions, std::string_view type) {
   const Condition* c = findCondition(conditions, type);
+  return c != nullptr && c->status == ConditionStatus::True;
+}
+
+bool isTrue(const BriefConditions& conditions, std::string_view type) {
+  const BriefCondition* c = findCondition(conditions, type);
   return c != nullptr && c->status == ConditionStatus::True;
 }
 
@@ -147,7 +164,8 @@ ConditionStatus conditionStatus(std::string_view s) {
   return ConditionStatus::Unknown;
 }
 
-bool readCondition(Ctx& c, od::value& v, Condition& cond) {
+template <typename C>
+bool readCondition(Ctx& c, od::value& v, C& cond) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
     if (k == "type") return readIdent(c, x, cond.type);
     if (k == "status") {
@@ -157,7 +175,14 @@ bool readCondition(Ctx& c, od::value& v, Condition& cond) {
       return true;
     }
     if (k == "reason") return readText(c, x, cond.reason);
-    if (k == "message") return readMessage(c, x, cond.message);
+    if (k == "message") {
+      if constexpr (std::is_same_v<C, Condition>) {
+        return readMessage(c, x, cond.message);
+      } else {  // checked, not kept (BriefCondition)
+        std::string_view message;
+        return getString(c, x, message);
+      }
+    }
     if (k == "lastTransitionTime") return readTime(c, x, cond.lastTransitionTime);
     return true;
   });
@@ -204,11 +229,13 @@ bool readMeta(Ctx& c, od::value& v, ObjectMeta& m) {
   });
 }
 
-bool readConditions(Ctx& c, od::value& v, Conditions& dst,
-                    std::span<const std::string_view> skip) {
+namespace {
+template <typename C>
+bool readConditionList(Ctx& c, od::value& v, CompactVector<C>& dst,
+                       std::span<const std::string_view> skip) {
   dst.clear();
   bool ok = forElements(c, v, [&](size_t, od::value& x) {
-    Condition cond;
+    C cond;
     if (!readCondition(c, x, cond)) return false;
     if (cond.type.empty()) return true;  // not a condition without its list-map key; skip it
     if (std::find(skip.begin(), skip.end(), cond.type.str()) != skip.end()) return true;
@@ -218,6 +245,16 @@ bool readConditions(Ctx& c, od::value& v, Conditions& dst,
   });
   shrink(dst);
   return ok;
+}
+}  // namespace
+
+bool readConditions(Ctx& c, od::value& v, Conditions& dst, std::span<const std::string_view> skip) {
+  return readConditionList(c, v, dst, skip);
+}
+
+bool readConditions(Ctx& c, od::value& v, BriefConditions& dst,
+                    std::span<const std::string_view> skip) {
+  return readConditionList(c, v, dst, skip);
 }
 
 bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t max) {

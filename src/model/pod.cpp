@@ -65,6 +65,12 @@ PodPhase podPhase(std::string_view s) {
   return PodPhase::Unknown;
 }
 
+// A container's message: checked, not kept (ContainerStatus).
+bool checkMessage(Ctx& c, od::value& v) {
+  std::string_view message;
+  return getString(c, v, message);
+}
+
 bool readContainerState(Ctx& c, od::value& v, ContainerStatus& cs) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
     od::json_type t;
@@ -74,7 +80,7 @@ bool readContainerState(Ctx& c, od::value& v, ContainerStatus& cs) {
       cs.state = ContainerStateKind::Waiting;
       return forFields(c, x, [&](std::string_view wk, od::value& wx) {
         if (wk == "reason") return readText(c, wx, cs.reason);
-        if (wk == "message") return readMessage(c, wx, cs.message);
+        if (wk == "message") return checkMessage(c, wx);
         return true;
       });
     }
@@ -90,7 +96,7 @@ bool readContainerState(Ctx& c, od::value& v, ContainerStatus& cs) {
       return forFields(c, x, [&](std::string_view tk, od::value& tx) {
         if (tk == "exitCode") return readInt32(c, tx, cs.exitCode);
         if (tk == "reason") return readText(c, tx, cs.reason);
-        if (tk == "message") return readMessage(c, tx, cs.message);
+        if (tk == "message") return checkMessage(c, tx);
         if (tk == "startedAt") return readTime(c, tx, cs.startedAt);
         if (tk == "finishedAt") return readTime(c, tx, cs.finishedAt);
         return true;

@@ -126,17 +126,33 @@ struct Condition {
   OptionalTime lastTransitionTime;
 };
 
-/// Condition and container messages up to this long are pooled (see Interned::pooledUpTo).
+/// A Pod or Node condition (core/v1 PodCondition, NodeCondition) without its message: nothing
+/// reads a pod's or a node's condition messages (only a Workload's: preemptions, admission
+/// checks), so they are checked when decoded but not kept. 32 bytes where a Condition is 40: a
+/// pod's two kept conditions take a 64-byte block, not an 80-byte one (bench/README.md,
+/// change 89). A reader of such a message must keep it again (a Condition there).
+struct BriefCondition {
+  Interned type;
+  ConditionStatus status = ConditionStatus::Unknown;
+  Interned reason;
+  OptionalTime lastTransitionTime;
+};
+
+/// Condition messages up to this long are pooled (see Interned::pooledUpTo).
 inline constexpr size_t kPooledMessageBytes = 64;
 
 /// An object's status.conditions: a CompactVector (16 bytes), as every list a decoded kind
 /// carries, so that each kind fits 232 bytes (bench/README.md, change 80).
 using Conditions = CompactVector<Condition>;
+/// A Pod's or a Node's status.conditions.
+using BriefConditions = CompactVector<BriefCondition>;
 
 /// Returns the condition of `type`, or nullptr.
 const Condition* findCondition(const Conditions& conditions, std::string_view type);
+const BriefCondition* findCondition(const BriefConditions& conditions, std::string_view type);
 /// True when the condition of `type` exists with status True.
 bool isTrue(const Conditions& conditions, std::string_view type);
+bool isTrue(const BriefConditions& conditions, std::string_view type);
 
 /// A resource name with its quantity in milli-units (see core/quantity.hpp). A CompactVector
 /// (change 80).

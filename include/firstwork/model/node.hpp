@@ -16,7 +16,7 @@ struct NodeTaint {
 struct Node {
   ObjectMeta meta;
   bool unschedulable = false;
-  Conditions conditions;  // Ready is the one that matters
+  BriefConditions conditions;  // Ready is the one that matters
   std::vector<NodeTaint> taints;
   ResourceList allocatable;  // extended resources only (names containing '/')
   ResourceList capacity;     // extended resources only

@@ -14,14 +14,14 @@ enum class PodPhase : uint8_t { Unknown, Pending, Running, Succeeded, Failed };
 enum class ContainerStateKind : uint8_t { None, Waiting, Running, Terminated };
 
 /// status.containerStatuses[] (and initContainerStatuses[] with `init` set).
-/// One per container of every tracked pod: 56 bytes (80 with std::optional times and the flags
-/// apart), so that a pod's usual one or two take a 64- or 112-byte block, not an 80- or 160-byte
-/// one (bench/README.md, change 76).
+/// One per container of every tracked pod: 48 bytes (80 with std::optional times and the flags
+/// apart, 56 with the message), so that a pod's usual one or two take a 48- or 96-byte block,
+/// not a 64- or 112-byte one (bench/README.md, changes 76 and 89). waiting.message and
+/// terminated.message are checked when decoded but not kept: nothing reads them (the stuck
+/// causes read the reasons).
 struct ContainerStatus {
   Interned name;
-  Interned reason;   // waiting.reason or terminated.reason
-  /// waiting.message or terminated.message (truncated to 256 bytes; pooled up to 64).
-  Interned message;
+  Interned reason;          // waiting.reason or terminated.reason
   OptionalTime startedAt;   // running.startedAt or terminated.startedAt
   OptionalTime finishedAt;  // terminated.finishedAt
   int32_t restartCount = 0;
@@ -40,7 +40,7 @@ struct PodClaim {
 };
 
 /// Built-in pod condition types nothing in firstwork reads, dropped when a pod is decoded: three
-/// of the five conditions every running pod carries (48 bytes each, 150,000 pods at the largest
+/// of the five conditions every running pod carries (32 bytes each, 150,000 pods at the largest
 /// estates). PodScheduled and Ready are read (milestones, the Ready proxy, stuck causes), and
 /// every other type is kept (DisruptionTarget, readiness gates, a usefulWork.podConditionType;
 /// the configuration refuses these three there). A reader of one must take it off this list.
@@ -60,7 +60,7 @@ struct Pod {
   /// add to the sum, as in the scheduler's pod request calculation.
   ResourceList requests;
   CompactVector<PodClaim> claims;
-  Conditions conditions;                      // without kUnreadPodConditionTypes
+  BriefConditions conditions;                 // without kUnreadPodConditionTypes
   CompactVector<ContainerStatus> containers;  // containerStatuses, then initContainerStatuses
 };
 

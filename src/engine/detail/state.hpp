@@ -804,7 +804,9 @@ struct MilestoneEngine::State {
 int64_t unixMillis(SystemTime t);
 std::string cycleIdOf(SystemTime queued);
 const model::Condition* condition(const model::Conditions& cs, std::string_view type);
+const model::BriefCondition* condition(const model::BriefConditions& cs, std::string_view type);
 bool conditionTrue(const model::Condition* c);
+bool conditionTrue(const model::BriefCondition* c);
 bool conditionFalse(const model::Condition* c);
 std::string nsName(std::string_view ns, std::string_view name);
 

@@ -217,6 +217,9 @@ bool readMeta(Ctx& c, od::value& v, ObjectMeta& meta);
 /// `skip`, when given, names condition types not kept (e.g. kUnreadPodConditionTypes).
 bool readConditions(Ctx& c, od::value& v, Conditions& dst,
                     std::span<const std::string_view> skip = {});
+/// The same for Pods and Nodes: each message checked, not kept (BriefCondition).
+bool readConditions(Ctx& c, od::value& v, BriefConditions& dst,
+                    std::span<const std::string_view> skip = {});
 /// A JSON array of strings (e.g. spec.clusters), bounded.
 bool readStringList(Ctx& c, od::value& v, std::vector<std::string>& dst, size_t max = kMaxEntries);
 

@@ -41,7 +41,13 @@ inline model::Condition cond(std::string type, bool status, std::string reason, 
   return c;
 }
 
-inline void setCondition(model::Conditions& cs, model::Condition c) {
+/// A Pod's or a Node's condition: `c` without its message (model::BriefCondition, change 89).
+inline model::BriefCondition brief(model::Condition c) {
+  return {std::move(c.type), c.status, std::move(c.reason), c.lastTransitionTime};
+}
+
+template <typename C>
+void setCondition(CompactVector<C>& cs, C c) {
   for (auto& x : cs) {
     if (x.type == c.type) {
       x = std::move(c);
@@ -229,12 +235,11 @@ class PodBuilder {
   }
   PodBuilder& scheduled(std::string node, SystemTime t) {
     p_.nodeName = std::move(node);
-    setCondition(p_.conditions, cond("PodScheduled", true, "", t));
+    setCondition(p_.conditions, brief(cond("PodScheduled", true, "", t)));
     return *this;
   }
   PodBuilder& unschedulable(SystemTime t) {
-    setCondition(p_.conditions, cond("PodScheduled", false, "Unschedulable", t,
-                                     "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."));
+    setCondition(p_.conditions, brief(cond("PodScheduled", false, "Unschedulable", t)));
     return *this;
   }
   /// Container waiting (kubelet reason), pod Pending.
@@ -265,11 +270,11 @@ class PodBuilder {
     return *this;
   }
   PodBuilder& ready(SystemTime t) {
-    setCondition(p_.conditions, cond("Ready", true, "", t));
+    setCondition(p_.conditions, brief(cond("Ready", true, "", t)));
     return *this;
   }
   PodBuilder& condition(model::Condition c) {
-    setCondition(p_.conditions, std::move(c));
+    setCondition(p_.conditions, brief(std::move(c)));
     return *this;
   }
   PodBuilder& annotation(std::string k, std::string v) {
@@ -301,7 +306,8 @@ inline model::Node node(std::string name, std::vector<std::pair<std::string, int
   n.meta.name = std::move(name);
   n.meta.uid = "node-uid-" + n.meta.name;
   n.meta.creationTimestamp = created;
-  n.conditions.push_back(cond("Ready", ready, ready ? "KubeletReady" : "KubeletNotReady", created));
+  n.conditions.push_back(
+      brief(cond("Ready", ready, ready ? "KubeletReady" : "KubeletNotReady", created)));
   for (auto& [r, v] : allocatable) {
     n.allocatable.emplace_back(r, v * 1000);
     n.capacity.emplace_back(r, v * 1000);

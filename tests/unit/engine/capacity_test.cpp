@@ -222,7 +222,6 @@ TEST_CASE("An invalid image is reserved-but-not-productive with reason image_pul
     p.workloadAnnotation(name).gpus(4).scheduled("node-0", at(R + seconds(120)));
     if (bad) {
       p.waiting("InvalidImageName");
-      p.mutate().containers[0].message = "Failed to apply default image tag \"registry.example.com/train:lates:\"";
       ev.push_back({R + seconds(120), "w1", p.obj()});
     } else {
       ev.push_back({R + seconds(120), "w1", p.obj()});

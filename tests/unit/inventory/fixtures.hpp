@@ -157,7 +157,7 @@ inline model::Node node(const std::string& name, bool ready = true,
                         model::ResourceList allocatable = {}) {
   model::Node n;
   n.meta.name = name;
-  model::Condition condition;
+  model::BriefCondition condition;
   condition.type = "Ready";
   condition.status = ready ? model::ConditionStatus::True : model::ConditionStatus::False;
   n.conditions.push_back(condition);

@@ -258,12 +258,19 @@ TEST_CASE("names of any length are kept whole: inline up to 30 bytes, past that 
 
 TEST_CASE("condition text is truncated, entries without type skipped", "[model][meta]") {
   std::string longMessage(1000, 'm');
-  auto n = decodeJson<Node>(R"({"metadata": {"name": "n", "uid": "u"}, "status": {"conditions": [
+  const std::string conditions = R"("status": {"conditions": [
     {"status": "True"},
-    {"type": "Ready", "status": "Bogus", "message": ")" + longMessage + R"(", "lastTransitionTime": null}]}})",
-                            Kind::Node);
+    {"type": "Ready", "status": "Bogus", "message": ")" + longMessage + R"(", "lastTransitionTime": null}]}})";
+  auto w = decodeJson<Workload>(R"({"metadata": {"name": "w", "uid": "u"}, )" + conditions,
+                                Kind::Workload);
+  REQUIRE(w.conditions.size() == 1);
+  CHECK(w.conditions[0].status == ConditionStatus::Unknown);
+  CHECK(w.conditions[0].message == std::string(256, 'm'));
+  CHECK_FALSE(w.conditions[0].lastTransitionTime.has_value());
+  // A Node's (and a Pod's) conditions keep no message (BriefCondition, change 89).
+  auto n = decodeJson<Node>(R"({"metadata": {"name": "n", "uid": "u"}, )" + conditions, Kind::Node);
   REQUIRE(n.conditions.size() == 1);
+  CHECK(n.conditions[0].type == "Ready");
   CHECK(n.conditions[0].status == ConditionStatus::Unknown);
-  CHECK(n.conditions[0].message == std::string(256, 'm'));
   CHECK_FALSE(n.conditions[0].lastTransitionTime.has_value());
 }

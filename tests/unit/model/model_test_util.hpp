@@ -68,10 +68,11 @@ inline std::string rfc(const std::optional<SystemTime>& t) {
   return t ? formatRfc3339(*t) : std::string("<none>");
 }
 
-/// Condition `type` of `conds`, failing the test when absent.
-inline const model::Condition& condition(const model::Conditions& conds,
-                                         std::string_view type) {
-  const model::Condition* c = model::findCondition(conds, type);
+/// Condition `type` of `conds` (a Condition or a Pod's or Node's BriefCondition), failing the
+/// test when absent.
+template <typename C>
+const C& condition(const CompactVector<C>& conds, std::string_view type) {
+  const C* c = model::findCondition(conds, type);
   INFO("condition " << type);
   REQUIRE(c != nullptr);
   return *c;

@@ -57,38 +57,28 @@ TEST_CASE("a gated pod decodes pending and unscheduled", "[model][pod]") {
   const auto& s = condition(p.conditions, "PodScheduled");
   CHECK(s.status == ConditionStatus::False);
   CHECK(s.reason == "SchedulingGated");
-  CHECK(s.message == "Scheduling is blocked due to non-empty scheduling gates");
   CHECK(rfc(s.lastTransitionTime) == "2026-08-20T10:10:00Z");
   CHECK(p.containers.empty());
   CHECK(p.meta.labels.empty());  // kueue.x-k8s.io/queue-name: Kueue's, not read here
 }
 
-TEST_CASE("waiting containers keep reason and message", "[model][pod]") {
+TEST_CASE("waiting containers keep their reason, not their message", "[model][pod]") {
   struct Case {
     const char* file;
     const char* uid;
     const char* reason;
-    const char* message;
     int32_t restarts;
     PodPhase phase;
   };
   const Case cases[] = {
       {"pod-waiting-errimagepull-CONSTRUCTED.json", "33333333-aaaa-4bbb-8ccc-000000000103",
-       "ErrImagePull",
-       "rpc error: code = NotFound desc = failed to pull and unpack image "
-       "\"registry.example.com/train:does-not-exist\": not found",
-       0, PodPhase::Pending},
+       "ErrImagePull", 0, PodPhase::Pending},
       {"pod-waiting-imagepullbackoff-CONSTRUCTED.json", "33333333-aaaa-4bbb-8ccc-000000000103",
-       "ImagePullBackOff", "Back-off pulling image \"registry.example.com/train:does-not-exist\"", 0,
-       PodPhase::Pending},
+       "ImagePullBackOff", 0, PodPhase::Pending},
       {"pod-waiting-crashloopbackoff-CONSTRUCTED.json", "44444444-aaaa-4bbb-8ccc-000000000104",
-       "CrashLoopBackOff",
-       "back-off 5m0s restarting failed container=app "
-       "pod=worker-6f7d9c8b5-xk2lp_team-a(44444444-aaaa-4bbb-8ccc-000000000104)",
-       7, PodPhase::Running},
+       "CrashLoopBackOff", 7, PodPhase::Running},
       {"pod-waiting-createcontainerconfigerror-CONSTRUCTED.json",
-       "55555555-aaaa-4bbb-8ccc-000000000105", "CreateContainerConfigError",
-       "secret \"hf-token\" not found", 0, PodPhase::Pending},
+       "55555555-aaaa-4bbb-8ccc-000000000105", "CreateContainerConfigError", 0, PodPhase::Pending},
   };
   for (const auto& tc : cases) {
     INFO(tc.file);
@@ -99,7 +89,6 @@ TEST_CASE("waiting containers keep reason and message", "[model][pod]") {
     const auto& c = p.containers[0];
     CHECK(c.state == ContainerStateKind::Waiting);
     CHECK(c.reason == tc.reason);
-    CHECK(c.message == tc.message);
     CHECK(c.restartCount == tc.restarts);
     CHECK_FALSE(c.ready);
     CHECK_FALSE(c.startedAt.has_value());  // lastState is not the current state
@@ -108,7 +97,6 @@ TEST_CASE("waiting containers keep reason and message", "[model][pod]") {
   auto crash = decodeFixture<Pod>("pod-waiting-crashloopbackoff-CONSTRUCTED.json", Kind::Pod);
   const auto& ready = condition(crash.conditions, "Ready");
   CHECK(ready.reason == "ContainersNotReady");
-  CHECK(ready.message == "containers with unready status: [app]");
   CHECK(rfc(ready.lastTransitionTime) == "2026-08-20T09:20:11Z");
 }
 
@@ -150,9 +138,6 @@ TEST_CASE("failed plain pod: null lastTransitionTime, deletion, termination targ
   const auto& s = condition(p.conditions, "PodScheduled");
   CHECK(s.reason == "Unschedulable");
   CHECK_FALSE(s.lastTransitionTime.has_value());  // lastTransitionTime: null
-  CHECK(s.message ==
-        "0/9 nodes are available: 9 node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/9 nodes are available: 9 Preemption is not helpful for scheduling.");
   const auto& t = condition(p.conditions, "TerminationTarget");
   CHECK(t.reason == "StoppedByKueue");
   CHECK(rfc(t.lastTransitionTime) == "2024-05-17T14:06:40Z");
@@ -204,7 +189,6 @@ TEST_CASE("pod requests: containers summed, limits stand in, sidecars add, init 
   CHECK(rfc(p.containers[3].startedAt) == "2026-08-20T10:01:01Z");
   CHECK(p.containers[4].exitCode == 137);
   CHECK(p.containers[4].reason == "OOMKilled");
-  CHECK(p.containers[4].message == "killed");
   CHECK(rfc(p.containers[4].startedAt) == "2026-08-20T10:01:02Z");
 }
 
@@ -272,4 +256,19 @@ TEST_CASE("pod schema errors name the field", "[model][pod]") {
   CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u"}, "status": {"startTime": "now"}})",
                     Kind::Pod)
             .rfind("status.startTime: invalid RFC 3339 time \"now\"", 0) == 0);
+  // So are the conditions' and the containers' messages (change 89).
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u"}, "status": {"conditions": [
+                        {"type": "Ready", "status": "False", "message": 7}]}})",
+                    Kind::Pod) ==
+        "status.conditions[0].message: expected string, got number (Pod p)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u"}, "status": {"containerStatuses": [
+                        {"name": "a", "state": {"waiting": {"reason": "ErrImagePull",
+                         "message": ["not", "a", "string"]}}}]}})",
+                    Kind::Pod) ==
+        "status.containerStatuses[0].state.waiting.message: expected string, got array (Pod p)");
+  CHECK(decodeError(R"({"metadata": {"name": "p", "uid": "u"}, "status": {"initContainerStatuses": [
+                        {"name": "a", "state": {"terminated": {"exitCode": 1, "message": {}}}}]}})",
+                    Kind::Pod) ==
+        "status.initContainerStatuses[0].state.terminated.message: expected string, got object "
+        "(Pod p)");
 }
