@@ -288,7 +288,7 @@ std::vector<Interval> MilestoneEngine::State::deriveIntervals(LogicalWorkload& l
     std::optional<SystemTime> onTarget;  // reserved here (standalone) / dispatched here (MultiKueue)
     std::string exec;
     if (lw.multikueue) {
-      pre.assign(cy.candidates.begin(), cy.candidates.end());
+      pre = cy.candidates;
       onTarget = cy.time(Milestone::Dispatched);
       exec = cy.dispatchedCluster;
     } else {
@@ -345,10 +345,7 @@ void MilestoneEngine::State::updateIntervals(LogicalWorkload& lw) {
     // (restart, late relist) waited for the worker it went to.
     if (h != nullptr && ((!cy.has(Milestone::Dispatched) && !cycleEnd(lw, cy, true)) ||
                          cy.candidates.empty())) {
-      const std::vector<std::string> now = candidates(lw, *h);
-      if (!std::equal(now.begin(), now.end(), cy.candidates.begin(), cy.candidates.end())) {
-        cy.candidates.assign(now.begin(), now.end());
-      }
+      cy.candidates = candidates(lw, *h);
     }
   }
   if (!lw.cycles.empty()) {

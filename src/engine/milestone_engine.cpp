@@ -70,7 +70,9 @@ void remember(Keys& keys, std::string_view key) {
 
 bool Cycle::set(Milestone k, MilestoneValue v, Interned preemptor, bool proxy, bool emitted) {
   if (has(k)) return false;
-  values_.reserve(values_.size() + 1);  // at its size: one more block per milestone, 11 at most
+  if (values_.size() == values_.capacity()) {
+    values_.reserve(std::max(kMilestonesReserved, values_.size() + 1));
+  }
   values_.insert(values_.begin() + static_cast<std::ptrdiff_t>(slot(k)), std::move(v));
   present_ |= bit(k);
   if (proxy) proxy_ |= bit(k);
