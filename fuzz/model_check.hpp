@@ -33,6 +33,14 @@ inline void checkConditions(const model::Conditions& conditions) {
   }
 }
 
+// A Pod's or a Node's conditions keep no message (model::BriefCondition).
+inline void checkConditions(const model::BriefConditions& conditions) {
+  for (const auto& c : conditions) {
+    checkText(c.type);
+    checkText(c.reason);
+  }
+}
+
 inline void checkMeta(const model::ObjectMeta& m) {
   FW_FUZZ_CHECK(!m.name.empty());
   FW_FUZZ_CHECK(!m.uid.empty());
@@ -104,7 +112,6 @@ struct ObjectChecker {
     for (const auto& c : p.containers) {
       checkText(c.name);
       checkText(c.reason);
-      checkText(c.message);
     }
   }
   void operator()(const model::ResourceClaim& rc) const {
