@@ -214,12 +214,11 @@ static_assert(kMilestoneCount <= 16, "a milestone's bit in a uint16_t");
 // the only element of its workload's vector: 208 bytes, jemalloc's 224-byte class, with its set
 // milestones in a block of their own (change 88); 768 with all eleven milestone slots inline
 // (change 85), 872 before, 1,000 before change 73. Not the 192-byte class, on purpose: about
-// 100,000 blocks of that class come and go through the sync (presumably what its first steps
-// hold until their records are committed), and cycles made meanwhile pinned their slabs half
-// empty (192 bytes with the candidates and incident links CompactVectors: 13 MiB more RSS at the
-// full estate, jemalloc reporting 19 MB of that class's slabs unused, where the sizes promised
-// 4.6 MiB less). A change of this size is measured, not predicted (bench/README.md, "Changes
-// 88-89").
+// 100,000 short-lived blocks of that class come and go in the sync's steps, and cycles made
+// meanwhile pinned their slabs half empty (192 bytes with the candidates and incident links
+// CompactVectors: 13 MiB more RSS at the full estate, jemalloc reporting 19 MB of that class's
+// slabs unused, where the sizes promised 4.6 MiB less). A change of this size is measured, not
+// predicted (bench/README.md, "Changes 88-89").
 static_assert(sizeof(void*) != 8 || (sizeof(Cycle) > 192 && sizeof(Cycle) <= 224),
               "Cycle out of jemalloc's 224-byte size class");
 
