@@ -183,6 +183,11 @@ bool readMessage(Ctx& c, od::value& v, Interned& dst) {
   return true;
 }
 
+bool checkMessage(Ctx& c, od::value& v) {
+  std::string_view s;
+  return getString(c, v, s);
+}
+
 bool readBool(Ctx& c, od::value& v, bool& dst) {
   od::json_type t;
   if (!typeOf(c, v, t)) return false;

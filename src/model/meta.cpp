@@ -178,9 +178,8 @@ bool readCondition(Ctx& c, od::value& v, C& cond) {
     if (k == "message") {
       if constexpr (std::is_same_v<C, Condition>) {
         return readMessage(c, x, cond.message);
-      } else {  // checked, not kept (BriefCondition)
-        std::string_view message;
-        return getString(c, x, message);
+      } else {
+        return checkMessage(c, x);  // not kept (BriefCondition)
       }
     }
     if (k == "lastTransitionTime") return readTime(c, x, cond.lastTransitionTime);

@@ -65,12 +65,6 @@ PodPhase podPhase(std::string_view s) {
   return PodPhase::Unknown;
 }
 
-// A container's message: checked, not kept (ContainerStatus).
-bool checkMessage(Ctx& c, od::value& v) {
-  std::string_view message;
-  return getString(c, v, message);
-}
-
 bool readContainerState(Ctx& c, od::value& v, ContainerStatus& cs) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
     od::json_type t;

@@ -94,6 +94,9 @@ bool readText(Ctx& c, od::value& v, Interned& dst, size_t max = kMaxTextBytes);
 bool readText(Ctx& c, od::value& v, SmallString& dst, size_t max = kMaxTextBytes);
 /// A message: text, pooled when at most kPooledMessageBytes long (Interned::pooledUpTo).
 bool readMessage(Ctx& c, od::value& v, Interned& dst);
+/// A message checked (a string or null) but not kept: a Pod's or a Node's condition, a
+/// container's state (bench/README.md, change 89).
+bool checkMessage(Ctx& c, od::value& v);
 bool readBool(Ctx& c, od::value& v, bool& dst);
 bool readInt64(Ctx& c, od::value& v, int64_t& dst);
 bool readInt32(Ctx& c, od::value& v, int32_t& dst);
