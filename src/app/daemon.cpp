@@ -299,21 +299,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     ++stepSeq;
     pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
-    auto out = engine.advance(now);
+    engine.advance(now, [this](engine::Outputs&& part) { takeOutputs(std::move(part)); });
     snapshot.refreshIfWanted();  // a step under a flood takes tens of ms: answer between its halves
-    for (const auto& o : out.observations)
-      if (o.histogram == engine::HistogramKind::ObservationLag)
-        self.observationLag(o.cluster, o.resource, o.seconds);
-    std::erase_if(out.observations, [](const engine::Observation& o) {
-      return o.histogram == engine::HistogramKind::ObservationLag;
-    });
-    // The outputs are consumed as their records are made: not both held whole at the peak.
-    auto recs = records::toRecords(std::move(out), redactor);
-    if (pending.empty()) {
-      pending = std::move(recs);  // the usual case: nothing left from a failed commit
-    } else {
-      pending.insert(pending.end(), std::make_move_iterator(recs.begin()), std::make_move_iterator(recs.end()));
-    }
     // GPU-seconds by state become durable once a minute (and at shutdown) for the report.
     std::optional<engine::Snapshot> snap;
     if (tick || stopping) {
@@ -334,6 +321,30 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       releaseMemoryIfDue();
     }
     answerWaitingScrape();  // a step without records is committed at once
+  }
+
+  /// A part of a step's outputs (the engine hands them over as it settles): their records join
+  /// `pending`. The records are made in the arena for short-lived blocks: they live until their
+  /// commit returns, and made among the engine's own blocks they left its slabs a third used
+  /// once freed (bench/README.md, change 90). The part's own strings go here, before the engine
+  /// makes the next part, so that what it makes fills their places.
+  void takeOutputs(engine::Outputs&& out) {
+    for (const auto& o : out.observations)
+      if (o.histogram == engine::HistogramKind::ObservationLag)
+        self.observationLag(o.cluster, o.resource, o.seconds);
+    std::erase_if(out.observations, [](const engine::Observation& o) {
+      return o.histogram == engine::HistogramKind::ObservationLag;
+    });
+    if (out.empty()) return;
+    TransientHeapScope heap;
+    // The outputs are consumed as their records are made: not both held whole at the peak.
+    auto recs = records::toRecords(std::move(out), redactor);
+    if (pending.empty()) {
+      pending = std::move(recs);  // the usual case: nothing left from a failed commit
+    } else {
+      pending.insert(pending.end(), std::make_move_iterator(recs.begin()),
+                     std::make_move_iterator(recs.end()));
+    }
   }
 
   /// The engine's gauges and live integrals, as of its last step.

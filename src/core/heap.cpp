@@ -31,6 +31,55 @@ std::optional<uint64_t> threadAllocatedBytes() {
   return allocated;
 }
 
+namespace {
+
+/// The arena for short-lived blocks, made once (nullopt when jemalloc refuses).
+std::optional<unsigned> transientArena() {
+  static const std::optional<unsigned> arena = []() -> std::optional<unsigned> {
+    unsigned index = 0;
+    size_t size = sizeof(index);
+    if (mallctl("arenas.create", &index, &size, nullptr, 0) != 0) return std::nullopt;
+    return index;
+  }();
+  return arena;
+}
+
+bool flushThreadCache() {
+  return mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0) == 0;
+}
+
+bool switchArena(unsigned to, unsigned* from) {
+  size_t size = sizeof(unsigned);
+  return mallctl("thread.arena", from, from != nullptr ? &size : nullptr, &to, sizeof(to)) == 0;
+}
+
+}  // namespace
+
+TransientHeapScope::TransientHeapScope() {
+  const auto arena = transientArena();
+  if (!arena) return;
+  unsigned current = 0;
+  size_t size = sizeof(current);
+  if (mallctl("thread.arena", &current, &size, nullptr, 0) != 0) return;
+  if (current == *arena) return;  // nested in another scope: already there
+  flushThreadCache();
+  if (!switchArena(*arena, &previous_)) return;
+  active_ = true;
+}
+
+TransientHeapScope::~TransientHeapScope() {
+  if (!active_) return;
+  flushThreadCache();
+  switchArena(previous_, nullptr);
+}
+
+std::optional<unsigned> heapArenaOf(const void* p) {
+  unsigned arena = 0;
+  size_t size = sizeof(arena);
+  if (mallctl("arenas.lookup", &arena, &size, &p, sizeof(p)) != 0) return std::nullopt;
+  return arena;
+}
+
 #else
 
 bool releaseFreeHeap() {
@@ -45,6 +94,11 @@ bool releaseFreeHeap() {
 std::string heapAllocatorName() { return "system"; }
 
 std::optional<uint64_t> threadAllocatedBytes() { return std::nullopt; }
+
+TransientHeapScope::TransientHeapScope() = default;
+TransientHeapScope::~TransientHeapScope() = default;
+
+std::optional<unsigned> heapArenaOf(const void*) { return std::nullopt; }
 
 #endif
 

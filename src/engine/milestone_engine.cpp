@@ -594,14 +594,19 @@ void MilestoneEngine::State::flush() {
   for (int round = 0; round < 4 && (!dirty.empty() || !dirtyLocals.empty()); ++round) {
     std::set<std::string, std::less<>> keys;
     keys.swap(dirty);
-    for (const auto& key : keys) {
-      auto it = logical.find(key);
+    // Each key goes once its workload is settled, not all at the end: the keys of a sync were
+    // made among the objects' own blocks, and what the settling makes fills their places.
+    while (!keys.empty()) {
+      const auto key = keys.extract(keys.begin());
+      auto it = logical.find(key.value());
       if (it != logical.end()) settle(it->second);
+      handOverIfFull();
     }
     std::set<std::pair<std::string, std::string>> locals;
     locals.swap(dirtyLocals);
     for (const auto& [cl, uid] : locals) {
       if (LocalWorkload* l = local(cl, uid)) scanPreemption(*l);
+      handOverIfFull();
     }
     resolveVictims();
   }
@@ -848,6 +853,18 @@ Outputs MilestoneEngine::advance(SystemTime now) {
   Outputs out;
   std::swap(out, s.produced);
   return out;
+}
+
+void MilestoneEngine::advance(SystemTime now, const OutputSink& sink) {
+  State& s = *s_;
+  struct Detach {
+    State& s;
+    ~Detach() { s.sink = nullptr; }
+  } detach{s};
+  s.sink = &sink;
+  Outputs rest = advance(now);
+  s.sink = nullptr;
+  if (!rest.empty()) sink(std::move(rest));
 }
 
 Snapshot MilestoneEngine::snapshot() const { return s_->snapshot(); }

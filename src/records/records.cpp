@@ -127,7 +127,10 @@ std::vector<PendingRecord> toRecords(engine::Outputs out, const log::Redactor& r
                out.workerConnections.size());
   // Each output is moved out of its vector as its record is made, so its strings go as the
   // records come (the first step after a sync holds tens of thousands of each), and each vector
-  // goes once its records are made.
+  // goes once its records are made. What a record keeps of an output (its key, an observation's
+  // labels) is copied, not moved: the copies are made where the records are (the daemon makes
+  // them in an arena for short-lived blocks, TransientHeapScope), and the engine's strings go
+  // with its outputs, among the blocks the engine keeps (bench/README.md, change 90).
   for (auto& taken : out.milestones) {
     engine::MilestoneRecord m = std::move(taken);
     PendingRecord p;
@@ -144,7 +147,7 @@ std::vector<PendingRecord> toRecords(engine::Outputs out, const log::Redactor& r
               {"preemptor_uid", m.preemptorUid},
               {"without_capacity", m.withoutCapacity},
               {"gpus", m.gpus}};
-    p.record = store::Record{kMilestoneKind, std::move(m.key), m.workload.cluster,
+    p.record = store::Record{kMilestoneKind, std::string(m.key), m.workload.cluster,
                              m.workload.clusterQueue, m.eventTime, bodyOf(body),
                              store::WriteMode::InsertOnce};
     recs.push_back(std::move(p));
@@ -164,9 +167,10 @@ std::vector<PendingRecord> toRecords(engine::Outputs out, const log::Redactor& r
               {"event_time", formatRfc3339(o.eventTime)},
               {"observed_at", formatRfc3339(o.observedAt)}};
     // The key goes to the record: the exporter reads the observation's labels and value only.
-    p.record = store::Record{kObservationKind, std::move(o.key), o.cluster, o.clusterQueue,
+    p.record = store::Record{kObservationKind, std::string(o.key), o.cluster, o.clusterQueue,
                              o.eventTime, bodyOf(body), store::WriteMode::InsertOnce};
-    p.setEffect(Effect::Observe).observation = std::move(o);
+    o.key.clear();
+    p.setEffect(Effect::Observe).observation = o;  // a copy (see above)
     recs.push_back(std::move(p));
   }
   std::vector<engine::Observation>().swap(out.observations);

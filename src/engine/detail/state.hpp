@@ -652,6 +652,20 @@ struct MilestoneEngine::State {
 
   std::optional<SystemTime> lastAdvance;
   Outputs produced;  // drained by advance()
+  /// advance(now, sink)'s sink while it runs: `produced` goes to it in parts (handOverIfFull).
+  const MilestoneEngine::OutputSink* sink = nullptr;
+  /// Hands `produced` to the sink once it holds MilestoneEngine::kOutputsPerPart outputs.
+  void handOverIfFull() {
+    if (sink == nullptr) return;
+    const Outputs& p = produced;
+    const size_t n = p.milestones.size() + p.observations.size() + p.incidents.size() +
+                     p.reclaims.size() + p.duplicates.size() + p.openCycles.size() +
+                     p.workerConnections.size();
+    if (n < MilestoneEngine::kOutputsPerPart) return;
+    Outputs part;
+    std::swap(part, produced);
+    (*sink)(std::move(part));
+  }
 
   // snapshot()'s workload gauges (workloads by state, stuck, duplicates now, unresolved claim
   // templates) as running totals:

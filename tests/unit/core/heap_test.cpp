@@ -151,3 +151,65 @@ TEST_CASE("heap: free chunks in the middle of the heap are given back to the OS"
   for (char* b : blocks) std::free(b);
 }
 #endif
+
+TEST_CASE("heap: a transient scope's blocks come from an arena of their own, and only its") {
+  using firstwork::heapArenaOf;
+  using firstwork::TransientHeapScope;
+#if defined(FIRSTWORK_TEST_EXPECT_JEMALLOC)
+  constexpr size_t kSize = 48;  // one of the small classes a large step churns
+  void* home = std::malloc(kSize);
+  REQUIRE(home != nullptr);
+  const auto homeArena = heapArenaOf(home);
+  REQUIRE(homeArena.has_value());
+  // A block freed just before the scope sits in the thread's cache: the scope must not hand it
+  // out (its entry flushes the cache).
+  std::free(std::malloc(kSize));
+  void* inside = nullptr;
+  void* freedInside = nullptr;
+  std::optional<unsigned> scopeArena;
+  {
+    TransientHeapScope scope;
+    REQUIRE(scope.active());
+    inside = std::malloc(kSize);
+    REQUIRE(inside != nullptr);
+    scopeArena = heapArenaOf(inside);
+    REQUIRE(scopeArena.has_value());
+    CHECK(*scopeArena != *homeArena);
+    {
+      TransientHeapScope nested;  // already in the transient arena: nothing to switch
+      CHECK_FALSE(nested.active());
+      void* n = std::malloc(kSize);
+      CHECK(heapArenaOf(n) == scopeArena);
+      std::free(n);
+    }
+    void* afterNested = std::malloc(kSize);  // the nested scope's end left this one in place
+    CHECK(heapArenaOf(afterNested) == scopeArena);
+    std::free(afterNested);
+    freedInside = std::malloc(kSize);
+    std::free(freedInside);  // cached by the thread: the scope's exit must not leave it there
+  }
+  // After the scope, the thread's blocks come from its own arena again, the one freed in the
+  // scope included.
+  void* after[8];
+  for (auto& p : after) {
+    p = std::malloc(kSize);
+    CHECK(heapArenaOf(p) == homeArena);
+  }
+  for (auto* p : after) std::free(p);
+  // The same scope arena serves the next scope (one arena for the process).
+  {
+    TransientHeapScope again;
+    REQUIRE(again.active());
+    void* p = std::malloc(kSize);
+    CHECK(heapArenaOf(p) == scopeArena);
+    std::free(p);
+  }
+  std::free(inside);  // freed outside the scope: back to the arena that holds it
+  std::free(home);
+#else
+  TransientHeapScope scope;
+  CHECK_FALSE(scope.active());
+  int local = 0;
+  CHECK_FALSE(heapArenaOf(&local).has_value());
+#endif
+}

@@ -589,3 +589,68 @@ TEST_CASE("An eviction undone within one batch is recorded as if the batches wer
   CHECK(together->eventTime == at(seconds(480)));
   CHECK(together->reason == "AdmissionCheck");
 }
+
+// The daemon takes a large step's outputs in parts as the engine settles (advance with a sink):
+// the parts are what advance(now) returns, in order, in parts of about kOutputsPerPart.
+TEST_CASE("advance with a sink hands the outputs over in parts, in the order advance returns them",
+          "[engine]") {
+  constexpr int kWorkloads = 600;
+  auto feed = [](Harness& h) {
+    h.put("c1", gpuNode("n1", 8, at(seconds(-7200))), at(seconds(-3600)));
+    h.step(at(seconds(-3600)));
+    for (int i = 0; i < kWorkloads; ++i) {
+      const std::string n = std::to_string(i);
+      WorkloadBuilder w("ns", "job-" + n, "w-" + n, at(seconds(0)));
+      w.ownedByJob("job" + n, "uid-job-" + n)
+          .podSet(1, 1)
+          .reserved("cq", at(seconds(60)))
+          .admitted(at(seconds(60)));
+      h.put("c1", w.obj(), at(seconds(61)));
+    }
+  };
+  Harness whole(standaloneConfig("c1"));
+  feed(whole);
+  const Outputs all = whole.step(at(seconds(62)));
+  // By hand: each workload was queued (created at 0 s), reserved and admitted (60 s): three
+  // milestones, their three observation lags, one queued_to_reserved stage observation, and the
+  // open cycle it holds quota in: 8 outputs each, 4,800 in all.
+  CHECK(all.milestones.size() == 3 * kWorkloads);
+  CHECK(all.observations.size() == 4 * kWorkloads);
+  CHECK(all.openCycles.size() == kWorkloads);
+
+  Harness parted(standaloneConfig("c1"));
+  feed(parted);
+  std::vector<size_t> sizes;
+  Outputs joined;
+  parted.e.advance(at(seconds(62)), [&](Outputs&& part) {
+    sizes.push_back(part.milestones.size() + part.observations.size() + part.incidents.size() +
+                    part.reclaims.size() + part.duplicates.size() + part.openCycles.size() +
+                    part.workerConnections.size());
+    auto move = [](auto& to, auto& from) {
+      to.insert(to.end(), std::make_move_iterator(from.begin()),
+                std::make_move_iterator(from.end()));
+    };
+    move(joined.milestones, part.milestones);
+    move(joined.observations, part.observations);
+    move(joined.openCycles, part.openCycles);
+    CHECK(part.incidents.empty());
+    CHECK(part.reclaims.empty());
+    CHECK(part.duplicates.empty());
+  });
+  // The settle that brings a part to 1,024 outputs ends it: 128 workloads of 8 each, four times
+  // (4,096), then the rest at the end, 704.
+  CHECK(sizes == std::vector<size_t>{1024, 1024, 1024, 1024, 704});
+  auto keys = [](const auto& v) {
+    std::vector<std::string> k;
+    for (const auto& x : v) k.push_back(x.key);
+    return k;
+  };
+  CHECK(keys(joined.milestones) == keys(all.milestones));
+  CHECK(keys(joined.observations) == keys(all.observations));
+  CHECK(keys(joined.openCycles) == keys(all.openCycles));
+
+  // A step that produces nothing hands over no part.
+  int calls = 0;
+  parted.e.advance(at(seconds(63)), [&](Outputs&&) { ++calls; });
+  CHECK(calls == 0);
+}
