@@ -174,7 +174,7 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, std::string_view uid, 
         copy.linked = true;
         copy.logical = &lw;
         lw.locals.emplace(std::string_view(other.config.name), std::string_view(copyEntry->first));
-        dirtyLocals.emplace(name, copyEntry->first);
+        markPreemptionScan(name, copyEntry->first, *copy.obj);
       }
     }
     lw.locals.emplace(here, uid);
@@ -271,7 +271,7 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
       lw->deletedAt = l.deletedAt;
     }
   }
-  dirtyLocals.emplace(c.config.name, w.meta.uid);
+  markPreemptionScan(c.config.name, w.meta.uid, w);
   if (inserted) retryUnresolvedPods(c, w.meta.namespace_);
 }
 
@@ -303,6 +303,11 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
     if (byJob != c.workloadsByJobName.end()) return *byJob;
   }
   return nullptr;
+}
+
+void MilestoneEngine::State::markPreemptionScan(const std::string& cluster, std::string_view uid,
+                                                const model::Workload& w) {
+  if (conditionTrue(condition(w.conditions, "Preempted"))) dirtyLocals.emplace(cluster, uid);
 }
 
 void MilestoneEngine::State::markPodDirty(const PodRecord& rec) {

@@ -597,6 +597,12 @@ struct MilestoneEngine::State {
   std::set<std::string, std::less<>> stuckWatch;
   std::priority_queue<Tombstone, std::vector<Tombstone>, std::greater<>> tombstones;  // gc()
   std::set<std::pair<std::string, std::string>> dirtyLocals;  // (cluster, uid) to scan for preemption
+  /// Puts a Workload copy in `dirtyLocals` when it shows a preemption (Preempted=True): for any
+  /// other, scanPreemption() has nothing to do. A sync marked every Workload, and the marks'
+  /// blocks, made among the objects' own and freed by the first step, left their slabs part
+  /// empty (bench/README.md, change 91).
+  void markPreemptionScan(const std::string& cluster, std::string_view uid,
+                          const model::Workload& w);
   bool candidatesDirty = false;
   bool devicesDirty = false;
   // Claim templates learned from generated claims: (ns, name) → their requests (DeviceClass name,
