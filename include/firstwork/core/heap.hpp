@@ -43,7 +43,7 @@ class TransientHeapScope {
   bool active() const { return active_; }
 
  private:
-  unsigned previous_ = 0;
+  [[maybe_unused]] unsigned previous_ = 0;  // unused with the system allocator
   bool active_ = false;
 };
 
