@@ -48,9 +48,8 @@ bool flushThreadCache() {
   return mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0) == 0;
 }
 
-bool switchArena(unsigned to, unsigned* from) {
-  size_t size = sizeof(unsigned);
-  return mallctl("thread.arena", from, from != nullptr ? &size : nullptr, &to, sizeof(to)) == 0;
+bool switchArena(unsigned to) {
+  return mallctl("thread.arena", nullptr, nullptr, &to, sizeof(to)) == 0;
 }
 
 }  // namespace
@@ -58,19 +57,17 @@ bool switchArena(unsigned to, unsigned* from) {
 TransientHeapScope::TransientHeapScope() {
   const auto arena = transientArena();
   if (!arena) return;
-  unsigned current = 0;
-  size_t size = sizeof(current);
-  if (mallctl("thread.arena", &current, &size, nullptr, 0) != 0) return;
-  if (current == *arena) return;  // nested in another scope: already there
+  size_t size = sizeof(previous_);
+  if (mallctl("thread.arena", &previous_, &size, nullptr, 0) != 0) return;
+  if (previous_ == *arena) return;  // nested in another scope: already there
   flushThreadCache();
-  if (!switchArena(*arena, &previous_)) return;
-  active_ = true;
+  active_ = switchArena(*arena);
 }
 
 TransientHeapScope::~TransientHeapScope() {
   if (!active_) return;
   flushThreadCache();
-  switchArena(previous_, nullptr);
+  switchArena(previous_);
 }
 
 std::optional<unsigned> heapArenaOf(const void* p) {

@@ -868,7 +868,6 @@ void MilestoneEngine::advance(SystemTime now, const OutputSink& sink) {
   } detach{s};
   s.sink = &sink;
   Outputs rest = advance(now);
-  s.sink = nullptr;
   if (!rest.empty()) sink(std::move(rest));
 }
 

@@ -315,6 +315,11 @@ struct Outputs {
     return milestones.empty() && observations.empty() && incidents.empty() && reclaims.empty() &&
            duplicates.empty() && openCycles.empty() && workerConnections.empty();
   }
+  /// The outputs of every kind together.
+  size_t size() const {
+    return milestones.size() + observations.size() + incidents.size() + reclaims.size() +
+           duplicates.size() + openCycles.size() + workerConnections.size();
+  }
 };
 
 // ---------------------------------------------------------------------------------------------

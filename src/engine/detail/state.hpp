@@ -662,12 +662,7 @@ struct MilestoneEngine::State {
   const MilestoneEngine::OutputSink* sink = nullptr;
   /// Hands `produced` to the sink once it holds MilestoneEngine::kOutputsPerPart outputs.
   void handOverIfFull() {
-    if (sink == nullptr) return;
-    const Outputs& p = produced;
-    const size_t n = p.milestones.size() + p.observations.size() + p.incidents.size() +
-                     p.reclaims.size() + p.duplicates.size() + p.openCycles.size() +
-                     p.workerConnections.size();
-    if (n < MilestoneEngine::kOutputsPerPart) return;
+    if (sink == nullptr || produced.size() < MilestoneEngine::kOutputsPerPart) return;
     Outputs part;
     std::swap(part, produced);
     (*sink)(std::move(part));
