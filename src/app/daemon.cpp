@@ -13,6 +13,7 @@
 #include <atomic>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -324,11 +325,16 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   }
 
   /// A part of a step's outputs (the engine hands them over as it settles): their records join
-  /// `pending`. The records are made in the arena for short-lived blocks: they live until their
-  /// commit returns, and made among the engine's own blocks they left its slabs a third used
-  /// once freed (bench/README.md, change 90). The part's own strings go here, before the engine
-  /// makes the next part, so that what it makes fills their places.
+  /// `pending`. A full part's records (a large step's: the engine hands a part over when it
+  /// holds kOutputsPerPart outputs) are made in the arena for short-lived blocks: they live until
+  /// their commit returns, and made among the engine's own blocks they left its slabs a third
+  /// used once freed (bench/README.md, change 90). A smaller part (a step of the steady state,
+  /// or the rest of a large one) leaves too few blocks to matter, and the scope in every step
+  /// (two flushes of the thread's cache, an arena the last commit emptied) went with a slower
+  /// event-to-metric p99 under a stream (change 92). The part's own strings go here, before the
+  /// engine makes the next part, so that what it makes fills their places.
   void takeOutputs(engine::Outputs&& out) {
+    const bool large = out.size() >= engine::MilestoneEngine::kOutputsPerPart;
     for (const auto& o : out.observations)
       if (o.histogram == engine::HistogramKind::ObservationLag)
         self.observationLag(o.cluster, o.resource, o.seconds);
@@ -336,7 +342,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       return o.histogram == engine::HistogramKind::ObservationLag;
     });
     if (out.empty()) return;
-    TransientHeapScope heap;
+    std::optional<TransientHeapScope> heap;
+    if (large) heap.emplace();
     // The outputs are consumed as their records are made: not both held whole at the peak.
     auto recs = records::toRecords(std::move(out), redactor);
     if (pending.empty()) {
