@@ -300,7 +300,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     ++stepSeq;
     pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
+    inAdvance = true;
     engine.advance(now, [this](engine::Outputs&& part) { takeOutputs(std::move(part)); });
+    inAdvance = false;
     snapshot.refreshIfWanted();  // a step under a flood takes tens of ms: answer between its halves
     // GPU-seconds by state become durable once a minute (and at shutdown) for the report.
     std::optional<engine::Snapshot> snap;
@@ -351,6 +353,19 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     } else {
       pending.insert(pending.end(), std::make_move_iterator(recs.begin()),
                      std::make_move_iterator(recs.end()));
+    }
+    heap.reset();
+    // A large step's records go to the store while the step goes on, a batch at a time: held
+    // until its end, the first step after a sync held all of them at once (264 MB at the full
+    // estate, most of the sync's peak; bench/README.md, change 93). The batch out is taken back
+    // here when it is done (commitReturned sends what is pending then), since the loop does not
+    // run its handler until the step ends. A failing store is not asked again within the step.
+    if (inAdvance && !storeFailing && pending.size() >= options.commitEvery) {
+      if (!inFlight) {
+        commitPending();
+      } else if (inFlight->done.load(std::memory_order_acquire)) {
+        commitReturned();
+      }
     }
   }
 
@@ -418,6 +433,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// they are committed, or once the store has failed.
   void answerWaitingScrape() {
     if (inScrapeHook) return;  // the hook itself took the commit and decides
+    if (inAdvance) return;     // a batch back during the advance: the step answers at its end
     if (scrapeAwaits && (committedSeq >= scrapeAwaits->step || storeFailing || stopping))
       snapshot.refreshIfWanted(/*always=*/true);
   }
@@ -462,22 +478,29 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     // soak, where a restart rewrote completed reclaims with 0 interrupted GPU-seconds. Asked
     // here, with no batch out, the loop's connection sees every closing committed before.
     std::erase_if(pending, [&](const PendingRecord& p) { return closedAlready(p.record); });
+    // During an advance the step's records are not all pending yet: a batch then completes the
+    // steps before it only.
+    const uint64_t complete = inAdvance ? stepSeq - 1 : stepSeq;
     if (pending.empty()) {
-      committedSeq = stepSeq;  // nothing out, nothing left: every step's records are in
+      committedSeq = std::max(committedSeq, complete);  // nothing out, nothing left
       return;
     }
     auto batch = std::make_shared<CommitBatch>();
-    batch->step = stepSeq;  // every step so far has its records in this batch or an earlier one
+    batch->step = complete;  // every step so far has its records in this batch or an earlier one
+    batch->duringStep = inAdvance;
     batch->pending = std::move(pending);
     pending.clear();
     inFlight = batch;
     storeThread->post([this, batch](store::Store& s) {
       // The records travel to the store and back by move: a copy of every body was most of a
       // large commit's allocations (the first step after a sync writes tens of thousands).
+      const auto began = std::chrono::steady_clock::now();
       std::vector<store::Record> recs;
       recs.reserve(batch->pending.size());
       for (auto& p : batch->pending) recs.push_back(std::move(p.record));
       batch->result.emplace(s.commit(recs));
+      batch->seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       for (size_t i = 0; i < recs.size(); ++i) batch->pending[i].record = std::move(recs[i]);
       batch->done.store(true, std::memory_order_release);
       asio::post(io, [this] { commitReturned(); });
@@ -507,6 +530,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       return;
     }
     committedSeq = std::max(committedSeq, batch->step);
+    log.debug("store batch committed", {{"records", static_cast<uint64_t>(done.size())},
+                                        {"seconds", batch->seconds},
+                                        {"during_step", batch->duringStep}});
     if (storeFailing) log.info("store writes recovered", {});
     storeFailing = false;
     for (size_t i = 0; i < done.size(); ++i) {
@@ -841,7 +867,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// once `done` is set.
   struct CommitBatch {
     std::vector<PendingRecord> pending;
-    uint64_t step = 0;  // stepSeq when it went out
+    uint64_t step = 0;        // the last step whose records are all in this batch or earlier
+    bool duringStep = false;  // sent while the engine advanced (DaemonOptions::commitEvery)
+    double seconds = 0;       // the commit's time on the store thread
     std::optional<Result<std::vector<bool>>> result;
     std::atomic<bool> done{false};
   };
@@ -853,7 +881,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::vector<Cluster> clusters;
   std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;
-  bool inStep = false;  // inside step(): beforeScrapeRendering does not step again
+  bool inStep = false;        // inside step(): beforeScrapeRendering does not step again
+  bool inAdvance = false;     // inside the engine's advance: its outputs are still coming
   uint64_t stepSeq = 0;       // steps begun
   uint64_t committedSeq = 0;  // every step up to this one has had its records committed
   struct ScrapeWait {

@@ -32,6 +32,10 @@ struct DaemonOptions {
   /// Overrides the watch timing of every reflector (tests and the demo use short values).
   std::optional<std::chrono::milliseconds> stallTimeout;
   std::optional<std::chrono::seconds> minWatchTimeout;
+  /// Records a step sends to the store while the engine still advances, once this many are
+  /// pending (and as often as the batch out is back): a large step's records go in batches, not
+  /// all at its end (tests use small values).
+  size_t commitEvery = 16384;
 };
 
 /// The composition root (design §1): one event-loop thread owns the reflectors of every cluster

@@ -445,12 +445,91 @@ std::string scrapeMetrics(httplib::Client& http) {
   REQUIRE(r->status == 200);
   return r->body;
 }
+// The first step after a sync makes a record of every milestone the lists showed. Held until the
+// step's end and sent in one batch, they were all alive at once: 264 MB at the benchmark's full
+// estate, most of the sync's peak (bench/README.md, change 93). Now a batch goes to the store as
+// soon as DaemonOptions::commitEvery records are pending during the engine's advance (the next
+// once that batch is back), and the rest when the step ends or that batch is back. Here 400
+// admitted Workloads are in the first lists and a batch is due at 100 records: the debug log
+// shows a batch of at least 100 sent during the step, and every Workload's milestones are in the
+// store.
+TEST_CASE(
+    "A large step's records go to the store in batches while the engine advances, and every one "
+    "lands",
+    "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  constexpr int kWorkloads = 400;
+  LogCapture logs;
+  log::configure({log::Level::Debug, false, ""});
+  struct InfoAgain {
+    ~InfoAgain() { log::configure({log::Level::Info, false, ""}); }
+  } infoAgain;
+  {
+    sim::ApiServerOptions so;
+    so.name = "gpu-a";
+    so.token = "daemon-test-token";
+    sim::ApiServer server(so);
+    server.start();
+    seedNode(server);
+    const std::string created = ago(600s), reserved = ago(540s);
+    for (int i = 0; i < kWorkloads; ++i) {
+      const std::string n = std::to_string(i);
+      server.create(
+          "workloads",
+          R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"train-)" +
+              n + R"(","namespace":"research","uid":"wl-uid-)" + n + R"(","creationTimestamp":")" +
+              created + R"("},
+        "spec":{"queueName":"research-lq","podSets":[{"name":"main","count":1,"template":{"spec":{"containers":
+          [{"name":"trainer","resources":{"requests":{"nvidia.com/gpu":"1"}}}]}}}]},
+        "status":{"admission":{"clusterQueue":"train-cq"},"conditions":[
+          {"type":"QuotaReserved","status":"True","reason":"QuotaReserved","lastTransitionTime":")" +
+              reserved + R"("},
+          {"type":"Admitted","status":"True","reason":"Admitted","lastTransitionTime":")" +
+              reserved + R"("}]}})");
+    }
+    auto options = optionsFor(db, server);
+    options.commitEvery = 100;
+    app::Daemon daemon(std::move(options));
+    REQUIRE(daemon.start().ok());
+    REQUIRE(testing::eventually([&] { return daemon.ready(); }, 30s));
+    auto landed = [&] { return storedKeys(db, records::kMilestoneKind).size() >= 3 * kWorkloads; };
+    CHECK(testing::eventually(landed, 30s));
+    daemon.stop();
+  }
+  const auto lines = logLines(logs.out.str());
+  size_t during = 0, after = 0;
+  uint64_t duringRecords = 0;
+  for (const auto& l : lines) {
+    if (l.value("msg", "") != "store batch committed") continue;
+    if (l.value("during_step", false)) {
+      ++during;
+      duringRecords += l.value("records", uint64_t{0});
+      CHECK(l.value("records", uint64_t{0}) >= 100);  // sent once 100 were pending
+    } else {
+      ++after;
+    }
+  }
+  INFO("batches during a step " << during << " (" << duringRecords << " records), after " << after);
+  CHECK(during >= 1);
+  // Each Workload's three milestones (queued at its creation, reserved and admitted at its two
+  // conditions' transition): none lost (the store keeps one record per key, so a record sent
+  // twice would not show here).
+  const auto milestones = storedKeys(db, records::kMilestoneKind);
+  CHECK(milestones.size() == 3 * kWorkloads);
+  for (int i = 0; i < kWorkloads; ++i) {
+    const std::string prefix = "ms/gpu-a/wl-uid-" + std::to_string(i) + "/";
+    if (countWithPrefix(milestones, prefix) != 3)
+      FAIL_CHECK(prefix << ": " << countWithPrefix(milestones, prefix) << " milestones");
+  }
+}
 
 // Samples of seedWorkload's Workload: its ADDED event, its gauge, its queued_to_reserved stage.
 const std::vector<std::string> kAdded{R"(resource="workloads")", R"(type="ADDED")"};
 const std::vector<std::string> kTrainCq{R"(cluster="gpu-a")", R"(cluster_queue="train-cq")"};
-const std::vector<std::string> kQueuedToReserved{R"(cluster="gpu-a")", R"(cluster_queue="train-cq")",
-                                                 R"(stage="queued_to_reserved")"};
+const std::vector<std::string> kQueuedToReserved{
+    R"(cluster="gpu-a")", R"(cluster_queue="train-cq")", R"(stage="queued_to_reserved")"};
 // firstwork_metrics_renderings_total: how current each scrape's rendering was.
 const std::vector<std::string> kCurrent{R"(freshness="current")"};
 const std::vector<std::string> kUncommitted{R"(freshness="uncommitted")"};
