@@ -155,11 +155,12 @@ void seedNode(sim::ApiServer& s) {
     "conditions":[{"type":"Ready","status":"True","lastTransitionTime":")" + day + R"("}]}})");
 }
 
-/// research/train-0 (uid wl-uid-0), admitted 9 minutes ago: its milestones are records.
-void seedWorkload(sim::ApiServer& s) {
+/// research/train-<i> (uid wl-uid-<i>), admitted 9 minutes ago: its milestones are records.
+void seedWorkload(sim::ApiServer& s, int i = 0) {
   using namespace std::chrono_literals;
-  s.create("workloads", R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"train-0",
-    "namespace":"research","uid":"wl-uid-0","creationTimestamp":")" + ago(600s) + R"("},
+  const std::string n = std::to_string(i);
+  s.create("workloads", R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"train-)" + n + R"(",
+    "namespace":"research","uid":"wl-uid-)" + n + R"(","creationTimestamp":")" + ago(600s) + R"("},
     "spec":{"queueName":"research-lq","podSets":[{"name":"main","count":1,"template":{"spec":{"containers":
       [{"name":"trainer","resources":{"requests":{"nvidia.com/gpu":"4"}}}]}}}]},
     "status":{"admission":{"clusterQueue":"train-cq"},"conditions":[
@@ -473,22 +474,7 @@ TEST_CASE(
     sim::ApiServer server(so);
     server.start();
     seedNode(server);
-    const std::string created = ago(600s), reserved = ago(540s);
-    for (int i = 0; i < kWorkloads; ++i) {
-      const std::string n = std::to_string(i);
-      server.create(
-          "workloads",
-          R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"train-)" +
-              n + R"(","namespace":"research","uid":"wl-uid-)" + n + R"(","creationTimestamp":")" +
-              created + R"("},
-        "spec":{"queueName":"research-lq","podSets":[{"name":"main","count":1,"template":{"spec":{"containers":
-          [{"name":"trainer","resources":{"requests":{"nvidia.com/gpu":"1"}}}]}}}]},
-        "status":{"admission":{"clusterQueue":"train-cq"},"conditions":[
-          {"type":"QuotaReserved","status":"True","reason":"QuotaReserved","lastTransitionTime":")" +
-              reserved + R"("},
-          {"type":"Admitted","status":"True","reason":"Admitted","lastTransitionTime":")" +
-              reserved + R"("}]}})");
-    }
+    for (int i = 0; i < kWorkloads; ++i) seedWorkload(server, i);
     auto options = optionsFor(db, server);
     options.commitEvery = 100;
     app::Daemon daemon(std::move(options));
