@@ -188,7 +188,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   // --- EventSink -------------------------------------------------------------------------
   using kube::KubeObserver::onEvent;  // the observer's per-event hook stays the default no-op
   void onEvent(const kube::ObjectEvent& e) override {
-    engine.onObject(e.cluster, e.type, e.object, e.observedAt);  // shared, not copied
+    if (e.finalStateUnknown) {
+      engine.onDeletedUnknown(e.cluster, e.kind, model::metaOf(*e.object).uid, e.observedAt);
+    } else {
+      engine.onObject(e.cluster, e.type, e.object, e.observedAt);  // shared, not copied
+    }
     scheduleFlush();
     // A read of a busy stream delivers up to a thousand events in one handler, and a round of
     // them held a scrape's posted refresh for up to half a second at the full estate: a scrape
@@ -829,7 +833,14 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       c.config = cc;
       c.client = std::make_unique<kube::KubeClient>(io, clock, cc.name, std::move(*rest), kopts,
                                                     this);
-      for (auto kind : watchedKinds(cc.role)) c.client->addReflector(kind, *this);
+      for (auto kind : watchedKinds(cc.role)) {
+        // The engine keeps every pod it is given, as last seen: the pod reflectors keep their
+        // identities alone (a relist's delete names the pod by uid; the engine deletes what it
+        // holds), so that what is kept of a pod is the engine's to decide.
+        kube::ReflectorOptions ro = kopts.reflector;
+        ro.keepObjects = kind != model::Kind::Pod;
+        c.client->addReflector(kind, *this, std::move(ro));
+      }
       clusters.push_back(std::move(c));
     }
     if (!problems.empty()) {

@@ -731,6 +731,27 @@ void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
       object);
 }
 
+void MilestoneEngine::onDeletedUnknown(std::string_view cluster, model::Kind kind,
+                                       std::string_view uid, SystemTime observedAt) {
+  ClusterData* c = s_->cluster(cluster);
+  if (c == nullptr) {
+    ++s_->stats.unknownCluster;
+    return;
+  }
+  // The last state seen, delivered deleted (the holder copied first: it is replaced in place).
+  std::shared_ptr<const model::Object> last;
+  if (kind == model::Kind::Pod) {
+    if (auto it = c->pods.find(uid); it != c->pods.end()) last = it->second.obj.holder();
+  } else if (kind == model::Kind::Workload) {
+    if (auto it = c->workloads.find(uid); it != c->workloads.end()) last = it->second.obj.holder();
+  }
+  if (last == nullptr) {
+    ++s_->stats.ignoredObjects;
+    return;
+  }
+  onObject(cluster, model::EventType::Deleted, std::move(last), observedAt);
+}
+
 void MilestoneEngine::onConnection(std::string_view cluster, bool connected, SystemTime eventTime,
                                    SystemTime observedAt) {
   ClusterData* c = s_->cluster(cluster);

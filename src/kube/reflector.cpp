@@ -13,6 +13,55 @@
 #include "firstwork/kube/list_decoder.hpp"
 
 namespace firstwork::kube {
+namespace {
+
+// A held entry of either store: the object (ReflectorOptions::keepObjects), or its identity.
+template <typename H>
+constexpr bool kHeldObject = std::is_same_v<H, std::shared_ptr<const model::Object>>;
+
+template <typename H>
+const model::ResourceVersion& heldRv(const H& held) {
+  if constexpr (kHeldObject<H>) {
+    return model::metaOf(*held).resourceVersion;
+  } else {
+    return held.rv;
+  }
+}
+
+// Whether the held entry is the object `m` names (uids are unique: one that is not is hostile).
+template <typename H>
+bool sameName(const H& held, const model::ObjectMeta& m) {
+  if constexpr (kHeldObject<H>) {
+    const model::ObjectMeta& h = model::metaOf(*held);
+    return h.name == m.name && h.namespace_ == m.namespace_;
+  } else {
+    return held.name == model::hashOf(model::namespacedName(m));
+  }
+}
+
+// An object of `kind` with nothing set.
+model::Object emptyObject(model::Kind kind) {
+  switch (kind) {
+    case model::Kind::Workload: return model::Workload{};
+    case model::Kind::MultiKueueCluster: return model::MultiKueueCluster{};
+    case model::Kind::ClusterQueue: return model::ClusterQueue{};
+    case model::Kind::AdmissionCheck: return model::AdmissionCheck{};
+    case model::Kind::MultiKueueConfig: return model::MultiKueueConfig{};
+    case model::Kind::Pod: return model::Pod{};
+    case model::Kind::ResourceClaim: return model::ResourceClaim{};
+    case model::Kind::ResourceSlice: return model::ResourceSlice{};
+    case model::Kind::Node: return model::Node{};
+  }
+  return model::Pod{};
+}
+
+}  // namespace
+
+struct Reflector::Change {
+  model::EventType type;
+  std::shared_ptr<const model::Object> object;
+  bool finalStateUnknown = false;
+};
 
 std::string_view restartReasonName(RestartReason reason) {
   switch (reason) {
@@ -189,7 +238,7 @@ void Reflector::restart(RestartReason reason) {
 }
 
 void Reflector::reportTracked() {
-  if (ctx_.observer) ctx_.observer->onTrackedObjects(ctx_.cluster, resource(), store_.size());
+  if (ctx_.observer) ctx_.observer->onTrackedObjects(ctx_.cluster, resource(), size());
 }
 
 void Reflector::noteResponse(const HttpResult& result) {
@@ -317,6 +366,30 @@ void Reflector::discover(bool refresh) {
       });
 }
 
+std::shared_ptr<const model::Object> Reflector::lastState(const HeldKey& held) const {
+  auto obj = std::make_shared<model::Object>(emptyObject(kind_));
+  std::visit(
+      [&](auto& o) {
+        o.meta.uid = held.uid.str();
+        o.meta.resourceVersion = held.rv;
+      },
+      *obj);
+  return obj;
+}
+
+template <typename S>
+bool Reflector::deleteAll(S& store) {
+  auto old = std::move(store);
+  store.clear();
+  reportTracked();
+  for (const auto& held : old) {
+    deliver(model::EventType::Deleted, lastState(held), EventOrigin::Relist,
+            !kHeldObject<typename S::value_type>);
+    if (state_ == ReflectorState::Stopped) return false;
+  }
+  return true;
+}
+
 void Reflector::markUnavailable(const std::string& why) {
   setWatchUp(false);
   setState(ReflectorState::Unavailable);
@@ -329,15 +402,7 @@ void Reflector::markUnavailable(const std::string& why) {
                                .count());
   }
   // The resource went away (CRD removed, group disabled): so did its objects.
-  if (!store_.empty()) {
-    auto old = std::move(store_);
-    store_.clear();
-    reportTracked();
-    for (const auto& obj : old) {
-      deliver(model::EventType::Deleted, obj, obj, EventOrigin::Relist);
-      if (state_ == ReflectorState::Stopped) return;
-    }
-  }
+  if (heldCount() != 0 && !(options_.keepObjects ? deleteAll(store_) : deleteAll(keys_))) return;
   schedule(options_.unavailableRecheck, Phase::Discover);
 }
 
@@ -353,7 +418,7 @@ void Reflector::beginList() {
   listed_.clear();
   listedRv_.clear();
   dropDecoding();
-  streamingList_ = !synced_ && store_.empty();
+  streamingList_ = !synced_ && heldCount() == 0;
   requestPage();
 }
 
@@ -444,7 +509,7 @@ void Reflector::onPage(HttpResult result) {
           ctx_.cluster, resource(), listed_.size(), unpaginated_);
       continue_.clear();
       listed_.clear();
-      streamingList_ = !synced_ && store_.empty();  // objects taken already are reconciled
+      streamingList_ = !synced_ && heldCount() == 0;  // objects taken already are reconciled
       requestPage();
       return;
     }
@@ -539,23 +604,35 @@ bool Reflector::takePage(HttpResult& response, Result<model::ListPage>& page,
 }
 
 std::shared_ptr<const model::Object> Reflector::admitListed(Store& into, model::Object& item) {
-  auto rejected = [&] {
-    ++stats_.decodeErrors;
-    if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
-    return nullptr;
-  };
-  if (model::metaOf(item).uid.empty()) return rejected();
+  if (model::metaOf(item).uid.empty()) return rejectListed();
   auto obj = std::make_shared<const model::Object>(std::move(item));
   // Two items claiming one uid (hostile: uids are unique per cluster): the first is kept.
-  if (!into.insert(obj).second) return rejected();
+  if (!into.insert(obj).second) return rejectListed();
   return obj;
+}
+
+std::shared_ptr<const model::Object> Reflector::admitListed(KeyStore& into, model::Object& item) {
+  const model::ObjectMeta& m = model::metaOf(item);
+  if (m.uid.empty()) return rejectListed();
+  if (!into.insert(HeldKey{model::UidKey(m.uid), m.resourceVersion,
+                           model::hashOf(model::namespacedName(m))})
+           .second) {
+    return rejectListed();
+  }
+  return std::make_shared<const model::Object>(std::move(item));
+}
+
+std::shared_ptr<const model::Object> Reflector::rejectListed() {
+  ++stats_.decodeErrors;
+  if (ctx_.observer) ctx_.observer->onDecodeError(ctx_.cluster, resource());
+  return nullptr;
 }
 
 bool Reflector::takeStreamed(std::vector<model::Object>& items) {
   for (auto& item : items) {
-    auto obj = admitListed(store_, item);
+    auto obj = options_.keepObjects ? admitListed(store_, item) : admitListed(keys_, item);
     if (!obj) continue;
-    deliver(model::EventType::Added, std::move(obj), nullptr, EventOrigin::InitialList);
+    deliver(model::EventType::Added, std::move(obj), EventOrigin::InitialList);
     if (state_ == ReflectorState::Stopped) return false;
   }
   reportTracked();
@@ -566,39 +643,13 @@ void Reflector::completeList() {
   spareBodies_.clear();  // the watch's lines are read into a buffer of their own
   EventOrigin origin = synced_ ? EventOrigin::Relist : EventOrigin::InitialList;
   if (synced_) ++stats_.relists;
-  struct Change {
-    model::EventType type;
-    std::shared_ptr<const model::Object> object;
-    std::shared_ptr<const model::Object> previous;
-  };
   std::vector<Change> changes;
   if (!streamingList_) {
-    // Reconciled against the store: what was held before the LIST is compared with what it says.
-    Store next;
-    next.reserve(listed_.size());
-    std::vector<std::shared_ptr<const model::Object>> order;
-    order.reserve(listed_.size());
-    for (auto& item : listed_) {
-      if (auto obj = admitListed(next, item)) order.push_back(std::move(obj));
+    if (options_.keepObjects) {
+      reconcile(store_, changes);
+    } else {
+      reconcile(keys_, changes);
     }
-    listed_.clear();
-    listed_.shrink_to_fit();
-    // Deletions first: objects that vanished while we were not watching.
-    for (const auto& old : store_) {
-      if (!next.count(old)) changes.push_back({model::EventType::Deleted, old, old});
-    }
-    for (const auto& obj : order) {
-      auto it = store_.find(obj);
-      if (it == store_.end()) {
-        changes.push_back({model::EventType::Added, obj, nullptr});
-      } else if (model::metaOf(**it).resourceVersion != model::metaOf(*obj).resourceVersion) {
-        changes.push_back({model::EventType::Modified, obj, *it});
-      } else {
-        // Unchanged: keep the object the sink already knows (the listed copy goes).
-        replaceHeld(next, next.find(obj), *it);
-      }
-    }
-    store_ = std::move(next);
   }
   streamingList_ = false;
   lastRv_ = listedRv_;
@@ -609,20 +660,52 @@ void Reflector::completeList() {
   consecutiveUnauthorized_ = 0;
   reportTracked();
   for (auto& c : changes) {
-    deliver(c.type, std::move(c.object), std::move(c.previous), origin);
+    deliver(c.type, std::move(c.object), origin, c.finalStateUnknown);
     if (state_ == ReflectorState::Stopped) return;
   }
   if (!synced_) {
     synced_ = true;
     detail::logger()->info("synced cluster={} resource={} version={} objects={} rv={}",
-                           ctx_.cluster, resource(), version_, store_.size(), lastRv_);
+                           ctx_.cluster, resource(), version_, size(), lastRv_);
     sink_.onSynced(ctx_.cluster, kind_);
     if (state_ == ReflectorState::Stopped) return;
   } else {
     detail::logger()->info("relisted cluster={} resource={} objects={} changes={} rv={}",
-                           ctx_.cluster, resource(), store_.size(), changes.size(), lastRv_);
+                           ctx_.cluster, resource(), size(), changes.size(), lastRv_);
   }
   beginWatch();
+}
+
+// Reconciled against the store: what was held before the LIST is compared with what it says.
+template <typename S>
+void Reflector::reconcile(S& store, std::vector<Change>& changes) {
+  constexpr bool kObjects = kHeldObject<typename S::value_type>;
+  S next;
+  next.reserve(listed_.size());
+  std::vector<std::shared_ptr<const model::Object>> order;
+  order.reserve(listed_.size());
+  for (auto& item : listed_) {
+    if (auto obj = admitListed(next, item)) order.push_back(std::move(obj));
+  }
+  listed_.clear();
+  listed_.shrink_to_fit();
+  // Deletions first: objects that vanished while we were not watching.
+  for (const auto& old : store) {
+    if (!next.count(old)) changes.push_back({model::EventType::Deleted, lastState(old), !kObjects});
+  }
+  for (const auto& obj : order) {
+    const model::ObjectMeta& m = model::metaOf(*obj);
+    auto it = store.find(std::string_view(m.uid));
+    if (it == store.end()) {
+      changes.push_back({model::EventType::Added, obj});
+    } else if (heldRv(*it) != m.resourceVersion) {
+      changes.push_back({model::EventType::Modified, obj});
+    } else if constexpr (kObjects) {
+      // Unchanged: keep the object the sink already knows (the listed copy goes).
+      replaceHeld(next, next.find(obj), *it);
+    }
+  }
+  store = std::move(next);
 }
 
 // --- WATCH --------------------------------------------------------------------------------------
@@ -823,10 +906,17 @@ bool Reflector::onWatchLine(std::string_view line) {
     lastRv_ = meta.resourceVersion.str();
   }
   ++watchEvents_;
-  auto it = store_.find(std::string_view(meta.uid));
-  if (it != store_.end()) {
-    const model::ObjectMeta& held = model::metaOf(**it);
-    if (held.name != meta.name || held.namespace_ != meta.namespace_) {
+  return options_.keepObjects ? applyWatched(store_, ev->type, std::move(obj))
+                              : applyWatched(keys_, ev->type, std::move(obj));
+}
+
+template <typename S>
+bool Reflector::applyWatched(S& store, model::EventType type,
+                             std::shared_ptr<const model::Object> obj) {
+  const model::ObjectMeta& meta = model::metaOf(*obj);
+  auto it = store.find(std::string_view(meta.uid));
+  if (it != store.end()) {
+    if (!sameName(*it, meta)) {
       // Names and namespaces never change and uids are unique: another object claiming a uid
       // already held is hostile. Skipped and counted; the object holding it stays as it was.
       ++stats_.decodeErrors;
@@ -840,21 +930,28 @@ bool Reflector::onWatchLine(std::string_view line) {
       return true;
     }
   }
-  if (ev->type == model::EventType::Deleted) {
-    if (it == store_.end()) return true;  // never seen (or already gone): nothing to tell
-    auto prev = *it;
-    store_.erase(it);
+  if (type == model::EventType::Deleted) {
+    if (it == store.end()) return true;  // never seen (or already gone): nothing to tell
+    store.erase(it);
     reportTracked();
-    deliver(model::EventType::Deleted, obj, std::move(prev), EventOrigin::Watch);
-  } else if (it == store_.end()) {
-    store_.insert(obj);
+    deliver(model::EventType::Deleted, std::move(obj), EventOrigin::Watch);
+  } else if (it == store.end()) {
+    if constexpr (kHeldObject<typename S::value_type>) {
+      store.insert(obj);
+    } else {
+      store.insert(HeldKey{model::UidKey(meta.uid), meta.resourceVersion,
+                           model::hashOf(model::namespacedName(meta))});
+    }
     reportTracked();
-    deliver(model::EventType::Added, obj, nullptr, EventOrigin::Watch);
+    deliver(model::EventType::Added, std::move(obj), EventOrigin::Watch);
   } else {
-    if (model::metaOf(**it).resourceVersion == meta.resourceVersion) return true;  // dup
-    auto prev = *it;
-    replaceHeld(store_, it, obj);
-    deliver(model::EventType::Modified, obj, std::move(prev), EventOrigin::Watch);
+    if (heldRv(*it) == meta.resourceVersion) return true;  // dup
+    if constexpr (kHeldObject<typename S::value_type>) {
+      replaceHeld(store, it, obj);
+    } else {
+      it->rv = meta.resourceVersion;
+    }
+    deliver(model::EventType::Modified, std::move(obj), EventOrigin::Watch);
   }
   return state_ != ReflectorState::Stopped && watchActive_;
 }
@@ -910,7 +1007,7 @@ void Reflector::onWatchDone(uint64_t gen, HttpResult result) {
 }
 
 void Reflector::deliver(model::EventType type, std::shared_ptr<const model::Object> object,
-                        std::shared_ptr<const model::Object> previous, EventOrigin origin) {
+                        EventOrigin origin, bool finalStateUnknown) {
   ++stats_.events;
   if (ctx_.observer) {
     ctx_.observer->onEvent(ctx_.cluster, resource(), type, origin != EventOrigin::Watch);
@@ -920,9 +1017,9 @@ void Reflector::deliver(model::EventType type, std::shared_ptr<const model::Obje
   ev.kind = kind_;
   ev.type = type;
   ev.object = std::move(object);
-  ev.previous = std::move(previous);
   ev.observedAt = clock_.systemNow();
   ev.origin = origin;
+  ev.finalStateUnknown = finalStateUnknown;
   sink_.onEvent(ev);
 }
 

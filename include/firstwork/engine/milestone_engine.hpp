@@ -49,6 +49,14 @@ class MilestoneEngine {
   /// pointer instead of a copy of the object.
   void onObject(std::string_view cluster, model::EventType type,
                 std::shared_ptr<const model::Object> object, SystemTime observedAt);
+  /// The object of `kind` and `uid` on `cluster` is gone, its final state unknown: a relist did
+  /// not list it, or its resource went away, and the reflector keeps no objects of this kind
+  /// (kube::ReflectorOptions::keepObjects; client-go's DeletedFinalStateUnknown). The engine
+  /// deletes it as it last saw it, as if that state had come deleted. It keeps its Workloads and
+  /// pods; for any other kind, or an object it does not hold, nothing happens (counted as
+  /// ignored).
+  void onDeletedUnknown(std::string_view cluster, model::Kind kind, std::string_view uid,
+                        SystemTime observedAt);
   /// The daemon's own connection to `cluster` (source `probe`): `eventTime` is when it was lost or
   /// regained as far as the daemon can tell.
   void onConnection(std::string_view cluster, bool connected, SystemTime eventTime,

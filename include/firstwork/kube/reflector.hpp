@@ -20,6 +20,7 @@
 #include "firstwork/kube/observer.hpp"
 #include "firstwork/model/decode.hpp"
 #include "firstwork/model/object.hpp"
+#include "firstwork/model/uid_key.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -44,12 +45,15 @@ struct ObjectEvent {
   model::Kind kind = model::Kind::Pod;
   model::EventType type = model::EventType::Added;  // Added, Modified or Deleted
   /// The new state; for Deleted the last state (from the DELETED event, or the stored one for a
-  /// synthetic delete).
+  /// synthetic delete). Never null.
   std::shared_ptr<const model::Object> object;
-  /// The state held before (Modified, Deleted); null for Added.
-  std::shared_ptr<const model::Object> previous;
   SystemTime observedAt{};
   EventOrigin origin = EventOrigin::Watch;
+  /// A synthetic delete (relist, resource gone) from a reflector that keeps no objects
+  /// (ReflectorOptions::keepObjects false): `object` is of the right kind but carries only its
+  /// metadata.uid, and the last state is what the sink kept (client-go's
+  /// DeletedFinalStateUnknown).
+  bool finalStateUnknown = false;
   bool synthetic() const { return origin != EventOrigin::Watch; }
 };
 
@@ -93,6 +97,12 @@ struct ReflectorOptions {
   /// What the decoder keeps of each object (LIST pages and watch events alike); null keeps
   /// everything. Shared: LIST pages are decoded on the decoder's thread.
   std::shared_ptr<const model::DecodeOptions> decode;
+  /// Whether the store keeps the objects (shared with the sink) or, for a sink that keeps what it
+  /// needs of them itself, their identity alone: uid, resourceVersion and a hash of namespace and
+  /// name, 32 bytes, which is all that relists, duplicate events and uid clashes are told by.
+  /// Without the objects a synthetic delete carries the uid alone (finalStateUnknown), and
+  /// find() and forEach() see nothing.
+  bool keepObjects = true;
 };
 
 /// Restarts by reason plus a few totals (tests, diagnostics; the observer gets the same).
@@ -150,8 +160,11 @@ class Reflector {
   /// Last resourceVersion seen (LIST, events, bookmarks).
   const std::string& resourceVersion() const { return lastRv_; }
 
-  size_t size() const { return store_.size(); }
+  /// Objects held (their identities when the store keeps no objects).
+  size_t size() const { return options_.keepObjects ? store_.size() : keys_.size(); }
+  /// The object held under `uid`; null when none is, or the store keeps no objects.
   std::shared_ptr<const model::Object> find(std::string_view uid) const;
+  /// Every object held (none when the store keeps no objects).
   void forEach(const std::function<void(const model::Object&)>& fn) const;
   const ReflectorStats& stats() const { return stats_; }
   /// Bytes held in decoded LIST pages' buffers kept for the next pages (none outside a LIST).
@@ -209,7 +222,7 @@ class Reflector {
   void restart(RestartReason reason);
   void setWatchUp(bool up);
   void deliver(model::EventType type, std::shared_ptr<const model::Object> object,
-               std::shared_ptr<const model::Object> previous, EventOrigin origin);
+               EventOrigin origin, bool finalStateUnknown = false);
   void reportTracked();
   void noteResponse(const HttpResult& result);
   std::string basePath() const;
@@ -313,10 +326,53 @@ class Reflector {
   };
   using Store = std::unordered_set<std::shared_ptr<const model::Object>, UidHash, UidEqual>;
   static void replaceHeld(Store& store, Store::iterator it, std::shared_ptr<const model::Object> obj);
-  /// A listed item entered into `into` under its uid, as the object held; null (counted as a
-  /// decode error) when it has no uid or one already entered.
+
+  /// What a store that keeps no objects holds of one (ReflectorOptions::keepObjects false): 32
+  /// bytes, a 48-byte node (the uid packed: model::UidKey), where the object itself with its
+  /// lists takes 500-800 bytes that its sink keeps records of its own in place of.
+  struct HeldKey {
+    model::UidKey uid;
+    mutable model::ResourceVersion rv;  // not part of the key
+    mutable uint64_t name = 0;          // model::hashOf(namespace/name)
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view uid) const noexcept { return model::UidKey::hashOf(uid); }
+    size_t operator()(const HeldKey& k) const noexcept { return k.uid.hash(); }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(const HeldKey& a, const HeldKey& b) const noexcept { return a.uid == b.uid; }
+    bool operator()(std::string_view uid, const HeldKey& b) const noexcept { return b.uid == uid; }
+    bool operator()(const HeldKey& a, std::string_view uid) const noexcept { return a.uid == uid; }
+  };
+  using KeyStore = std::unordered_set<HeldKey, KeyHash, KeyEqual>;
+
+  /// A listed item entered into `into` under its uid (the object, or its identity); the object,
+  /// or null (counted as a decode error) when it has no uid or one already entered.
   std::shared_ptr<const model::Object> admitListed(Store& into, model::Object& item);
-  Store store_;
+  std::shared_ptr<const model::Object> admitListed(KeyStore& into, model::Object& item);
+  std::shared_ptr<const model::Object> rejectListed();  // counted as a decode error; null
+  /// completeList's reconciliation of the store against a LIST's items, for either store.
+  struct Change;
+  template <typename S>
+  void reconcile(S& store, std::vector<Change>& changes);
+  /// A watch event's object applied to either store; false when the sink stopped the watch.
+  template <typename S>
+  bool applyWatched(S& store, model::EventType type, std::shared_ptr<const model::Object> obj);
+  /// Every object held delivered as deleted, the store left empty (the resource went away).
+  template <typename S>
+  bool deleteAll(S& store);
+  /// What a synthetic delete of a held entry carries: the object, or its uid alone.
+  std::shared_ptr<const model::Object> lastState(
+      const std::shared_ptr<const model::Object>& held) const {
+    return held;
+  }
+  std::shared_ptr<const model::Object> lastState(const HeldKey& held) const;
+  size_t heldCount() const { return size(); }
+
+  Store store_;    // keepObjects
+  KeyStore keys_;  // !keepObjects
   ReflectorStats stats_;
 };
 

@@ -52,6 +52,8 @@ class SharedObject {
   const T& operator*() const { return holder_ ? *std::get_if<T>(holder_.get()) : empty(); }
   const T* operator->() const { return &**this; }
   operator const T&() const { return **this; }  // NOLINT(google-explicit-constructor)
+  /// The object holding T; null when empty.
+  const std::shared_ptr<const model::Object>& holder() const { return holder_; }
 
  private:
   static const T& empty() {

@@ -571,6 +571,52 @@ TEST_CASE("A scrape shows the engine's figures for every event the daemon has ta
   CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kStale) == 0);
 }
 
+// The daemon's pod reflectors keep no objects (the engine keeps its own): a pod deleted while the
+// daemon could not watch, and so missing from the relist, reaches the engine as a delete by uid
+// alone, and the engine deletes the pod it holds, as it last saw it. Had the daemon dropped such
+// a delete, the pod's GPUs would stay allocated for good.
+TEST_CASE("A pod gone while the daemon could not watch gives its GPUs back after the relist",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  LiveDaemon live((dir.path / "firstwork.db").string(), false);
+  httplib::Client http(live.daemon->baseUrl());
+  auto seedPod = [&](const std::string& name, int gpus) {
+    live.server->create("pods", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(",
+      "namespace":"research","creationTimestamp":")" + ago(300s) + R"("},
+      "spec":{"nodeName":"gpu-node-0","containers":[{"name":"trainer","resources":{"requests":{"nvidia.com/gpu":")" +
+                                     std::to_string(gpus) + R"("}}}]},
+      "status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True","lastTransitionTime":")" +
+                                     ago(290s) + R"("}],
+      "containerStatuses":[{"name":"trainer","ready":true,"restartCount":0,"state":{"running":{"startedAt":")" +
+                                     ago(280s) + R"("}}}]}})");
+  };
+  const std::vector<std::string> allocated{R"(cluster="gpu-a")", R"(device_class="nvidia.com/gpu")",
+                                           R"(unit="gpu")", R"(state="allocated")"};
+  seedPod("train-a-0", 4);
+  seedPod("train-b-0", 2);
+  REQUIRE(testing::eventually(
+      [&] { return sampleSum(scrapeMetrics(http), "firstwork_gpus", allocated) == 6; }, 30s));
+  // The API server goes away; meanwhile train-a-0 is deleted and the history that told of it is
+  // compacted: the watch, resumed, gets 410 Expired, and the relist does not list the pod.
+  live.server->stop();
+  REQUIRE(live.server->remove("pods", "research", "train-a-0"));
+  live.server->compactHistory(false);
+  live.server->start();
+  std::string body;
+  REQUIRE(testing::eventually(
+      [&] {
+        body = scrapeMetrics(http);
+        return sampleSum(body, "firstwork_gpus", allocated) == 2;
+      },
+      30s));
+  CHECK(sampleSum(body, "firstwork_watch_restarts_total",
+                  {R"(cluster="gpu-a")", R"(resource="pods")", R"(reason="expired")"}) >= 1);
+  // The other pod's GPUs stay allocated.
+  std::this_thread::sleep_for(300ms);
+  CHECK(sampleSum(scrapeMetrics(http), "firstwork_gpus", allocated) == 2);
+}
+
 // A scrape waits for its step's commit for at most 50 ms from the loop's first look at it: under
 // a flood a commit holds thousands of records, and a slow disk's fsync can take long. Here another
 // writer holds the store (the commit waits inside its 5 s busy timeout): the scrape still gets the

@@ -181,6 +181,50 @@ TEST_CASE("Re-delivering every object (relist) changes nothing", "[engine]") {
   CHECK(j.h.all.milestones.size() == milestones);
 }
 
+TEST_CASE("A delete whose final state is unknown deletes the Workload or pod as last seen",
+          "[engine]") {
+  // The daemon's Workload and pod reflectors keep no objects: a relist that does not list one
+  // names it by uid alone (kube::ObjectEvent::finalStateUnknown), and the engine deletes it as
+  // it last saw it.
+  Harness h(standaloneConfig("c1"));
+  WorkloadBuilder wb("ns", "job-a", "wl-a", at(0s));
+  wb.podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  model::Object w = wb.obj();
+  std::get<model::Workload>(w).meta.deletionTimestamp = at(100s);  // a finalizer holds it
+  h.put("c1", w, at(101s));
+  h.put("c1",
+        PodBuilder("ns", "a-0", "pod-a", at(2s))
+            .workloadAnnotation("job-a")
+            .scheduled("n1", at(3s))
+            .running(at(4s))
+            .obj(),
+        at(5s));
+  h.step(at(200s));
+  CHECK(h.e.snapshot().stats.trackedWorkloads == 1);
+  CHECK(h.e.snapshot().stats.trackedPods == 1);
+  const uint64_t ignored = h.e.snapshot().stats.ignoredObjects;
+  // Nothing held under that uid, a kind the engine keeps no objects of, an unknown cluster:
+  // counted, nothing else.
+  h.e.onDeletedUnknown("c1", model::Kind::Pod, "pod-unknown", at(300s));
+  h.e.onDeletedUnknown("c1", model::Kind::Node, "node-uid", at(300s));
+  h.e.onDeletedUnknown("elsewhere", model::Kind::Pod, "pod-a", at(300s));
+  h.step(at(300s));
+  CHECK(h.e.snapshot().stats.ignoredObjects == ignored + 2);
+  CHECK(h.e.snapshot().stats.unknownCluster == 1);
+  CHECK(h.e.snapshot().stats.trackedPods == 1);
+
+  // Not listed by a relist at 2,000 s.
+  h.e.onDeletedUnknown("c1", model::Kind::Workload, "wl-a", at(2000s));
+  h.e.onDeletedUnknown("c1", model::Kind::Pod, "pod-a", at(2000s));
+  // Deleted as last seen: the Workload since its deletionTimestamp (100 s), so it is collected
+  // an hour (deletedRetention) after that; the pod since it was found gone.
+  h.step(at(3701s));
+  CHECK(h.e.snapshot().stats.trackedWorkloads == 0);
+  CHECK(h.e.snapshot().stats.trackedPods == 1);
+  h.step(at(5601s));
+  CHECK(h.e.snapshot().stats.trackedPods == 0);
+}
+
 TEST_CASE("Milestones never move backwards within a cycle", "[engine]") {
   TrainJob j;
   j.runToFirstWork();

@@ -20,22 +20,33 @@ class RecordingSink final : public kube::EventSink {
     std::string name;
     std::string uid;
     std::string rv;
-    std::string previousRv;  // "" when no previous
+    std::string previousRv;  // the resourceVersion the sink held before the event; "" for none
+    bool finalStateUnknown = false;
   };
   void onEvent(const kube::ObjectEvent& ev) override {
     const auto& m = model::metaOf(*ev.object);
-    Seen s{ev.type, ev.origin, m.name.str(), m.uid.str(), m.resourceVersion.str(),
-           ev.previous ? model::metaOf(*ev.previous).resourceVersion.str() : std::string()};
+    auto it = mirror.find(m.uid.str());
+    Seen s{ev.type,
+           ev.origin,
+           m.name.str(),
+           m.uid.str(),
+           m.resourceVersion.str(),
+           it != mirror.end() ? it->second : std::string(),
+           ev.finalStateUnknown};
     events.push_back(s);
     // What a consumer relies on: Added only for unknown objects, Modified/Deleted only for
-    // known ones, `previous` exactly what was delivered last, nothing repeated.
-    auto it = mirror.find(s.uid);
+    // known ones, nothing repeated; a final state unknown only on a synthetic delete, with the
+    // uid alone.
     if (ev.type == model::EventType::Added) {
-      if (it != mirror.end() || ev.previous) ++violations;
-    } else if (it == mirror.end() || !ev.previous || s.previousRv != it->second) {
+      if (it != mirror.end()) ++violations;
+    } else if (it == mirror.end()) {
       ++violations;
     } else if (ev.type == model::EventType::Modified && s.rv == it->second) {
       ++violations;  // a "change" to the same version is a duplicate
+    }
+    if (ev.finalStateUnknown &&
+        (ev.type != model::EventType::Deleted || !ev.synthetic() || !m.name.empty())) {
+      ++violations;
     }
     if (ev.type == model::EventType::Deleted) {
       mirror.erase(s.uid);

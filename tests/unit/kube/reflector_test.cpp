@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <set>
+#include <string>
 
 #include <boost/asio/io_context.hpp>
 
@@ -110,6 +112,15 @@ struct Harness {
 };
 
 bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+/// Options for a store that keeps the objects (as for most kinds) or their identities alone (as
+/// the daemon's Workload and pod reflectors do): the behaviour a sink sees is the same, but for
+/// what a synthetic delete carries.
+ReflectorOptions storeOptions(bool keepObjects) {
+  auto o = Harness::fastOptions();
+  o.keepObjects = keepObjects;
+  return o;
+}
 
 }  // namespace
 
@@ -221,7 +232,9 @@ TEST_CASE("a resumed watch whose stream never goes quiet is up after catchUpLimi
 
 TEST_CASE("watch events update the store and a clean end resumes from the last RV (bookmarks included)",
           "[kube][reflector]") {
-  Harness h;
+  const bool keepObjects = GENERATE(true, false);
+  CAPTURE(keepObjects);
+  Harness h(model::Kind::Pod, storeOptions(keepObjects));
   auto& w = h.syncWith("10", {pod("a", "u1", "5"), pod("b", "u2", "6")});
   h.sink.events.clear();
   // One chunk holding two events and half of a third; the rest in the next chunk.
@@ -238,14 +251,18 @@ TEST_CASE("watch events update the store and a clean end resumes from the last R
   CHECK(h.sink.events[2].previousRv == "6");
   CHECK(h.reflector->resourceVersion() == "20");
   CHECK(h.reflector->size() == 2);
+  CHECK(h.observer.tracked == 2);
+  CHECK((h.reflector->find("u3") != nullptr) == keepObjects);
   CHECK(h.observer.watchEvents["ADDED"] == 1);
   CHECK(h.observer.watchEvents["MODIFIED"] == 1);
   CHECK(h.observer.watchEvents["DELETED"] == 1);
   CHECK(h.observer.watchEvents["BOOKMARK"] == 1);
 
-  // A duplicate of what we hold (same RV) is not an event.
-  h.transport.data(w, event("MODIFIED", pod("a", "u1", "12")) + bookmark("20"));
+  // A duplicate of what we hold (same RV) is not an event, nor is the delete of one not held.
+  h.transport.data(w, event("MODIFIED", pod("a", "u1", "12")) +
+                          event("DELETED", pod("b", "u2", "14")) + bookmark("20"));
   CHECK(h.sink.events.size() == 3);
+  CHECK(h.sink.violations == 0);
 
   h.transport.end(w);  // timeoutSeconds reached
   auto& w2 = h.next();
@@ -256,7 +273,9 @@ TEST_CASE("watch events update the store and a clean end resumes from the last R
 
 TEST_CASE("ERROR 410 relists at the last RV and emits synthetic events for the difference",
           "[kube][reflector]") {
-  Harness h;
+  const bool keepObjects = GENERATE(true, false);
+  CAPTURE(keepObjects);
+  Harness h(model::Kind::Pod, storeOptions(keepObjects));
   auto& w = h.syncWith("10", {pod("a", "u1", "5"), pod("b", "u2", "6"), pod("c", "u3", "7")});
   h.sink.events.clear();
   h.transport.data(w, bookmark("15") + kExpiredEvent);
@@ -270,11 +289,18 @@ TEST_CASE("ERROR 410 relists at the last RV and emits synthetic events for the d
   CHECK(h.sink.events[0].type == EventType::Deleted);
   CHECK(h.sink.events[0].uid == "u2");
   CHECK(h.sink.events[0].origin == EventOrigin::Relist);
+  // Its last state: the object held, or, from a store that keeps none, its uid alone.
+  CHECK(h.sink.events[0].finalStateUnknown == !keepObjects);
+  CHECK(h.sink.events[0].name == (keepObjects ? "b" : ""));
+  CHECK(h.sink.events[0].rv == "6");
+  CHECK_FALSE(h.sink.events[1].finalStateUnknown);
   CHECK(h.sink.events[1].type == EventType::Modified);
   CHECK(h.sink.events[1].uid == "u1");
   CHECK(h.sink.events[1].previousRv == "5");
   CHECK(h.sink.events[2].type == EventType::Added);
   CHECK(h.sink.events[2].uid == "u4");
+  CHECK(h.sink.violations == 0);
+  CHECK(h.reflector->size() == 3);
   CHECK(h.sink.synced == 1);  // synced is reported once
   CHECK(h.reflector->stats().restarts_for(RestartReason::Expired) == 1);
   CHECK(h.observer.restarts["expired"] == 1);
@@ -470,7 +496,9 @@ TEST_CASE("the first LIST hands each page's objects over as the page is taken",
 
 TEST_CASE("a first LIST started over after some of its objects were handed over reconciles them",
           "[kube][reflector]") {
-  Harness h;
+  const bool keepObjects = GENERATE(true, false);
+  CAPTURE(keepObjects);
+  Harness h(model::Kind::Pod, storeOptions(keepObjects));
   h.reflector->start();
   auto& p1 = h.next();
   h.transport.respond(p1, 200, list("10", {pod("a", "u1", "5"), pod("b", "u2", "6")}, "t1"));
@@ -484,7 +512,8 @@ TEST_CASE("a first LIST started over after some of its objects were handed over 
   h.transport.respond(again, 200, list("12", {pod("b", "u2", "8"), pod("c", "u3", "9")}));
   REQUIRE(h.sink.events.size() == 5);
   CHECK(h.sink.events[2].type == EventType::Deleted);
-  CHECK(h.sink.events[2].name == "a");
+  CHECK(h.sink.events[2].uid == "u1");
+  CHECK(h.sink.events[2].name == (keepObjects ? "a" : ""));
   CHECK(h.sink.events[3].type == EventType::Modified);
   CHECK(h.sink.events[3].name == "b");
   CHECK(h.sink.events[3].previousRv == "6");
@@ -867,6 +896,50 @@ TEST_CASE("a group the server does not serve is reported once and re-checked rar
   CHECK(unavailableStates == 1);  // one transition, though checked three times
 }
 
+TEST_CASE("a resource that goes away takes its objects with it, as synthetic deletes",
+          "[kube][reflector][discovery]") {
+  const bool keepObjects = GENERATE(true, false);
+  CAPTURE(keepObjects);
+  auto opts = storeOptions(keepObjects);
+  opts.unavailableRecheck = 10min;
+  Harness h(model::Kind::ResourceClaim, opts);
+  auto claim = [](const std::string& name, const std::string& uid, const std::string& rv) {
+    return R"({"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaim","metadata":{"name":")" +
+           name + R"(","namespace":"ns","uid":")" + uid + R"(","resourceVersion":")" + rv +
+           R"(","creationTimestamp":"2026-05-01T10:00:00Z"},"spec":{}})";
+  };
+  h.reflector->start();
+  auto& d = h.next();
+  h.transport.respond(d, 200, R"({"kind":"APIGroup","versions":[{"version":"v1beta2"}]})");
+  auto& l = h.next();
+  h.transport.respond(l, 200, list("10", {claim("a", "u1", "5"), claim("b", "u2", "6")}));
+  auto& w = h.next();
+  REQUIRE(w.request.streaming);
+  REQUIRE(h.sink.events.size() == 2);
+  CHECK(h.observer.tracked == 2);
+  // The CRD is removed: the watch gets 404, and discovery finds the group gone.
+  h.transport.respond(w, 404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
+  auto& d2 = h.next();
+  CHECK(d2.request.path == "/apis/resource.k8s.io");
+  h.transport.respond(d2, 404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
+  REQUIRE(h.reflector->unavailable());
+  REQUIRE(h.sink.events.size() == 4);
+  std::set<std::string> gone;
+  for (size_t i = 2; i < 4; ++i) {
+    const auto& e = h.sink.events[i];
+    CHECK(e.type == EventType::Deleted);
+    CHECK(e.origin == EventOrigin::Relist);
+    CHECK(e.finalStateUnknown == !keepObjects);
+    CHECK(e.name.empty() == !keepObjects);
+    gone.insert(e.uid + "@" + e.rv);
+  }
+  CHECK(gone == std::set<std::string>{"u1@5", "u2@6"});
+  CHECK(h.reflector->size() == 0);
+  CHECK(h.observer.tracked == 0);
+  CHECK(h.sink.violations == 0);
+  CHECK(h.sink.mirror.empty());
+}
+
 TEST_CASE("stop() silences the reflector", "[kube][reflector]") {
   Harness h;
   auto& w = h.syncWith("10", {pod("a", "u1", "5")});
@@ -975,11 +1048,54 @@ TEST_CASE("a KubeClient can run on a transport of the caller's", "[kube][client]
 
 TEST_CASE("two LIST items claiming one uid: the first is kept, the other counted",
           "[kube][reflector][hostile]") {
-  Harness h(model::Kind::Pod, Harness::fastOptions());
-  h.syncWith("10", {pod("a", "u1", "5"), pod("impostor", "u1", "6"), pod("b", "u2", "7")});
+  const bool keepObjects = GENERATE(true, false);
+  CAPTURE(keepObjects);
+  Harness h(model::Kind::Pod, storeOptions(keepObjects));
+  auto& w =
+      h.syncWith("10", {pod("a", "u1", "5"), pod("impostor", "u1", "6"), pod("b", "u2", "7")});
   CHECK(h.reflector->size() == 2);
-  REQUIRE(h.reflector->find("u1") != nullptr);
-  CHECK(model::metaOf(*h.reflector->find("u1")).name == "a");
+  REQUIRE(h.sink.events.size() == 2);
+  CHECK(h.sink.events[0].name == "a");
+  CHECK(h.sink.events[1].name == "b");
+  if (keepObjects) {
+    REQUIRE(h.reflector->find("u1") != nullptr);
+    CHECK(model::metaOf(*h.reflector->find("u1")).name == "a");
+  }
   CHECK(h.reflector->stats().decodeErrors == 1);
   CHECK(h.observer.decodeErrors == 1);
+  // On the watch too, by name or namespace: whether the store keeps the objects or not.
+  h.transport.data(w, event("MODIFIED", pod("impostor", "u1", "11")) +
+                          event("DELETED", pod("impostor", "u1", "12")) +
+                          event("MODIFIED", pod("a", "u1", "13")));
+  REQUIRE(h.sink.events.size() == 3);
+  CHECK(h.sink.events[2].name == "a");
+  CHECK(h.sink.events[2].rv == "13");
+  CHECK(h.reflector->stats().decodeErrors == 3);
+  CHECK(h.sink.violations == 0);
+}
+
+TEST_CASE("a store without the objects tells uids that are UUIDs apart as the server writes them",
+          "[kube][reflector]") {
+  // The daemon's Workload and pod stores pack a canonical UUID into its 128 bits
+  // (model::UidKey): a relist must still find each, and tell the one gone by its uid.
+  const std::string u1 = "0f9e8d7c-6b5a-4938-8271-605f4e3d2c1b";
+  const std::string u2 = "0f9e8d7c-6b5a-4938-8271-605f4e3d2c1c";  // one digit apart
+  const std::string u3 = "0F9E8D7C-6B5A-4938-8271-605F4E3D2C1B";  // u1 upper case: another uid
+  Harness h(model::Kind::Pod, storeOptions(false));
+  auto& w = h.syncWith("10", {pod("a", u1, "5"), pod("b", u2, "6"), pod("c", u3, "7")});
+  CHECK(h.reflector->size() == 3);
+  h.transport.data(w, event("MODIFIED", pod("a", u1, "11")) + event("MODIFIED", pod("b", u2, "6")));
+  REQUIRE(h.sink.events.size() == 4);  // b's is a duplicate
+  h.transport.data(w, kExpiredEvent);
+  auto& l = h.next();
+  h.transport.respond(l, 200, list("40", {pod("a", u1, "11"), pod("c", u3, "30")}));
+  REQUIRE(h.sink.events.size() == 6);
+  CHECK(h.sink.events[4].type == EventType::Deleted);
+  CHECK(h.sink.events[4].uid == u2);
+  CHECK(h.sink.events[4].rv == "6");
+  CHECK(h.sink.events[4].finalStateUnknown);
+  CHECK(h.sink.events[5].type == EventType::Modified);
+  CHECK(h.sink.events[5].uid == u3);
+  CHECK(h.sink.violations == 0);
+  CHECK(h.reflector->size() == 2);
 }
