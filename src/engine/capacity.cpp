@@ -445,10 +445,8 @@ void MilestoneEngine::State::updateRates(LogicalWorkload& lw) {
     if (cl != lw.rateCluster) continue;
     const LocalWorkload* l = local(cl, uid);
     if (l == nullptr) continue;
-    auto c = clusters.find(cl);
-    for (const auto& podUid : l->pods) {
-      auto p = c->second.pods.find(podUid);
-      if (p == c->second.pods.end() || p->second.deleted) continue;
+    for (const PodEntry* p : l->pods) {
+      if (p->second.deleted) continue;
       for (const auto& d : inv.podDevices(cl, p->second.obj).devices) {
         if (d.allocated) rateOf(d.deviceClass)[static_cast<size_t>(GpuState::Allocated)] += d.count;
       }

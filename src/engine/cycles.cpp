@@ -148,9 +148,7 @@ std::vector<const PodRecord*> MilestoneEngine::State::cyclePods(const LogicalWor
     if (cl != exec) continue;
     auto l = c->second.workloads.find(uid);
     if (l == c->second.workloads.end()) continue;
-    for (const auto& podUid : l->second.pods) {
-      auto p = c->second.pods.find(podUid);
-      if (p == c->second.pods.end()) continue;
+    for (const PodEntry* p : l->second.pods) {
       const PodRecord& rec = p->second;
       if (rec.deleted && !includeDeleted) continue;
       SystemTime created = rec.obj->meta.creationTimestamp;

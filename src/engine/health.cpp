@@ -96,10 +96,7 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
   for (const auto& [cl, uid] : lw.locals) {
     const LocalWorkload* l = local(cl, uid);
     if (l == nullptr) continue;
-    auto c = clusters.find(cl);
-    for (const auto& podUid : l->pods) {
-      auto p = c->second.pods.find(podUid);
-      if (p == c->second.pods.end()) continue;
+    for (const PodEntry* p : l->pods) {
       const model::Pod& pod = p->second.obj;
       if (pod.phase != model::PodPhase::Running) continue;  // last state seen: running
       std::optional<SystemTime> first;

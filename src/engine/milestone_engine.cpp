@@ -318,10 +318,11 @@ void MilestoneEngine::State::markPodDirty(const PodRecord& rec) {
   lw->lastObservedAt = std::max(lw->lastObservedAt, rec.lastObservedAt);
 }
 
-void MilestoneEngine::State::joinPod(ClusterData& c, std::string_view podKey, PodRecord& rec) {
+void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod) {
+  PodRecord& rec = pod.second;
   LocalWorkload* w = resolvePod(c, rec.obj);
   if (rec.workload != nullptr && rec.workload != w) {
-    rec.workload->pods.erase(podKey);
+    rec.workload->pods.erase(&pod);
     if (rec.workload->logical != nullptr) markDirty(rec.workload->logical->key);
   }
   // A pod in unresolvedPods has no workload (one whose workload gc erased has none and is not
@@ -334,7 +335,7 @@ void MilestoneEngine::State::joinPod(ClusterData& c, std::string_view podKey, Po
     return;
   }
   if (!rejoined) c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
-  w->pods.insert(podKey);
+  w->pods.insert(&pod);
   markPodDirty(rec);
 }
 
@@ -346,12 +347,12 @@ void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, std::string_vie
   std::vector<SmallString> uids(inNs->second.begin(), inNs->second.end());
   const std::string nsKey(ns);
   for (const auto& uid : uids) {
-    auto it = c.pods.find(uid);
+    auto it = c.pods.find(model::UidKey::Probe(uid));
     if (it == c.pods.end()) {
       c.dropUnresolved(nsKey, uid);
       continue;
     }
-    joinPod(c, it->first, it->second);
+    joinPod(c, *it);
   }
 }
 
@@ -387,11 +388,11 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
     ++stats.ignoredObjects;
     return;
   }
-  auto [it, inserted] = c.pods.try_emplace(p.meta.uid);
+  auto it = c.pods.find(model::UidKey::Probe(p.meta.uid));
+  const bool inserted = it == c.pods.end();
+  if (inserted) it = c.pods.try_emplace(model::UidKey(p.meta.uid)).first;
   PodRecord& rec = it->second;
-  if (inserted) {
-    rec.firstObservedAt = at;
-  } else if (podName(&rec) != model::namespacedName(p.meta)) {
+  if (!inserted && podName(&rec) != model::namespacedName(p.meta)) {
     // A uid under another name (hostile input): out of the name index before its object goes.
     unindex(c.podsByName, podName(&rec), &rec);
   }
@@ -451,7 +452,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
         inv.findClaim(c.config.name, p.meta.namespace_, pc.generatedClaimName);
     if (claim != nullptr) learnTemplate(c, *claim);
   }
-  joinPod(c, it->first, rec);
+  joinPod(c, *it);
 }
 
 // --- DRA claims, slices, nodes ----------------------------------------------------------------
@@ -464,7 +465,7 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
   if (podClaim == nullptr) return;
   for (const auto& o : claim.meta.ownerReferences) {
     if (o.kind != "Pod") continue;
-    auto pod = c.pods.find(o.uid);
+    auto pod = c.pods.find(model::UidKey::Probe(o.uid));
     if (pod == c.pods.end()) continue;
     for (const auto& pc : pod->second.obj->claims) {
       if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
@@ -499,11 +500,11 @@ void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
   if (type != model::EventType::Deleted) learnTemplate(c, claim);
   // Allocation changes what the consuming pods hold.
   for (const auto& uid : claim.reservedForPods) {
-    auto pod = c.pods.find(uid);
+    auto pod = c.pods.find(model::UidKey::Probe(uid));
     if (pod != c.pods.end()) markPodDirty(pod->second);
   }
   for (const auto& o : claim.meta.ownerReferences) {
-    auto pod = c.pods.find(o.uid);
+    auto pod = c.pods.find(model::UidKey::Probe(o.uid));
     if (pod != c.pods.end()) markPodDirty(pod->second);
   }
 }
@@ -627,12 +628,12 @@ void MilestoneEngine::State::gc(SystemTime now) {
     if (cit == clusters.end()) continue;
     ClusterData& c = cit->second;
     if (t.pod) {
-      auto it = c.pods.find(t.uid);
+      auto it = c.pods.find(model::UidKey::Probe(t.uid));
       // Re-added (or already collected) since: not this tombstone's business.
       if (it == c.pods.end() || !it->second.deleted || !(it->second.deletedAt < cutoff)) continue;
-      if (it->second.workload != nullptr) it->second.workload->pods.erase(it->first);
+      if (it->second.workload != nullptr) it->second.workload->pods.erase(&*it);
       const auto& m = it->second.obj->meta;
-      c.dropUnresolved(m.namespace_, it->first);
+      c.dropUnresolved(m.namespace_, t.uid);
       unindex(c.podsByName, model::NamespacedName{m.namespace_, m.name}, &it->second);
       c.pods.erase(it);
       continue;
@@ -666,9 +667,7 @@ void MilestoneEngine::State::gc(SystemTime now) {
       }
     }
     // Its pods are joined to nothing now (their next event resolves them again).
-    for (std::string_view podKey : l.pods) {
-      if (auto p = c.pods.find(podKey); p != c.pods.end()) p->second.workload = nullptr;
-    }
+    for (PodEntry* p : l.pods) p->second.workload = nullptr;
     c.workloads.erase(it);
   }
   // External signals for pods that never appeared.
@@ -741,7 +740,8 @@ void MilestoneEngine::onDeletedUnknown(std::string_view cluster, model::Kind kin
   // The last state seen, delivered deleted (the holder copied first: it is replaced in place).
   std::shared_ptr<const model::Object> last;
   if (kind == model::Kind::Pod) {
-    if (auto it = c->pods.find(uid); it != c->pods.end()) last = it->second.obj.holder();
+    auto it = c->pods.find(model::UidKey::Probe(uid));
+    if (it != c->pods.end()) last = it->second.obj.holder();
   } else if (kind == model::Kind::Workload) {
     if (auto it = c->workloads.find(uid); it != c->workloads.end()) last = it->second.obj.holder();
   }
@@ -792,7 +792,7 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
     if (byName != c->podsByName.end()) rec = *byName;
   }
   if (rec == nullptr) {
-    auto it = c->pods.find(pod);
+    auto it = c->pods.find(model::UidKey::Probe(pod));
     if (it != c->pods.end()) rec = &it->second;
   }
   // The earliest signal for a pod is kept (for pods not seen yet, until deletedRetention). One

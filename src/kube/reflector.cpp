@@ -28,6 +28,16 @@ const model::ResourceVersion& heldRv(const H& held) {
   }
 }
 
+// What a store of either kind is looked up by: a uid's text, or that text read once.
+template <typename S>
+auto lookupKey(std::string_view uid) {
+  if constexpr (kHeldObject<typename S::value_type>) {
+    return uid;
+  } else {
+    return model::UidKey::Probe(uid);
+  }
+}
+
 // Whether the held entry is the object `m` names (uids are unique: one that is not is hostile).
 template <typename H>
 bool sameName(const H& held, const model::ObjectMeta& m) {
@@ -695,7 +705,7 @@ void Reflector::reconcile(S& store, std::vector<Change>& changes) {
   }
   for (const auto& obj : order) {
     const model::ObjectMeta& m = model::metaOf(*obj);
-    auto it = store.find(std::string_view(m.uid));
+    auto it = store.find(lookupKey<S>(m.uid));
     if (it == store.end()) {
       changes.push_back({model::EventType::Added, obj});
     } else if (heldRv(*it) != m.resourceVersion) {
@@ -914,7 +924,7 @@ template <typename S>
 bool Reflector::applyWatched(S& store, model::EventType type,
                              std::shared_ptr<const model::Object> obj) {
   const model::ObjectMeta& meta = model::metaOf(*obj);
-  auto it = store.find(std::string_view(meta.uid));
+  auto it = store.find(lookupKey<S>(meta.uid));
   if (it != store.end()) {
     if (!sameName(*it, meta)) {
       // Names and namespaces never change and uids are unique: another object claiming a uid

@@ -125,6 +125,19 @@ size_t UidKey::hashOf(std::string_view uid) noexcept {
   return std::hash<std::string_view>{}(uid);
 }
 
+UidKey::Probe::Probe(std::string_view text) noexcept : text_(text) {
+  if (!packUuid(text, hi_, lo_)) hi_ = lo_ = 0;
+}
+
+size_t UidKey::Probe::hash() const noexcept {
+  return hi_ != 0 ? mix(hi_, lo_) : std::hash<std::string_view>{}(text_);
+}
+
+bool operator==(const UidKey& a, const UidKey::Probe& b) noexcept {
+  if (a.packed() || b.hi_ != 0) return a.hi_ == b.hi_ && a.lo_ == b.lo_;
+  return a.empty() ? b.text_.empty() : a.text() == b.text_;
+}
+
 bool operator==(const UidKey& a, const UidKey& b) noexcept {
   if (a.packed() || b.packed()) return a.hi_ == b.hi_ && a.lo_ == b.lo_;
   if (a.empty() || b.empty()) return a.empty() && b.empty();

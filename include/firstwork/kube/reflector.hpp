@@ -335,16 +335,20 @@ class Reflector {
     mutable model::ResourceVersion rv;  // not part of the key
     mutable uint64_t name = 0;          // model::hashOf(namespace/name)
   };
-  struct KeyHash {
+  struct KeyHash {  // found by a uid's text read once (UidKey::Probe)
     using is_transparent = void;
-    size_t operator()(std::string_view uid) const noexcept { return model::UidKey::hashOf(uid); }
+    size_t operator()(const model::UidKey::Probe& uid) const noexcept { return uid.hash(); }
     size_t operator()(const HeldKey& k) const noexcept { return k.uid.hash(); }
   };
   struct KeyEqual {
     using is_transparent = void;
     bool operator()(const HeldKey& a, const HeldKey& b) const noexcept { return a.uid == b.uid; }
-    bool operator()(std::string_view uid, const HeldKey& b) const noexcept { return b.uid == uid; }
-    bool operator()(const HeldKey& a, std::string_view uid) const noexcept { return a.uid == uid; }
+    bool operator()(const model::UidKey::Probe& uid, const HeldKey& b) const noexcept {
+      return b.uid == uid;
+    }
+    bool operator()(const HeldKey& a, const model::UidKey::Probe& uid) const noexcept {
+      return a.uid == uid;
+    }
   };
   using KeyStore = std::unordered_set<HeldKey, KeyHash, KeyEqual>;
 

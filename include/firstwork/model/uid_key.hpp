@@ -35,6 +35,23 @@ class UidKey {
   friend bool operator==(const UidKey& a, const UidKey& b) noexcept;
   friend bool operator==(const UidKey& a, std::string_view b) noexcept;
 
+  /// A uid's text read once for looking keys up: hashes as the key of that text would, and
+  /// compares with a key without reading the text again (a lookup by text compares with every
+  /// key of its bucket) and without a copy.
+  class Probe {
+   public:
+    explicit Probe(std::string_view text) noexcept;
+    size_t hash() const noexcept;
+    std::string_view text() const noexcept { return text_; }
+
+   private:
+    friend bool operator==(const UidKey& a, const Probe& b) noexcept;
+    std::string_view text_;
+    uint64_t hi_ = 0;  // packed as a key would be; 0 when the text is not a packable UUID
+    uint64_t lo_ = 0;
+  };
+  friend bool operator==(const UidKey& a, const Probe& b) noexcept;
+
  private:
   void release() noexcept;
   std::string_view text() const noexcept;  // a key held as text

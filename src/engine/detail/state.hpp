@@ -29,6 +29,7 @@
 #include "firstwork/engine/useful_work.hpp"
 #include "firstwork/inventory/inventory.hpp"
 #include "firstwork/model/object.hpp"
+#include "firstwork/model/uid_key.hpp"
 
 namespace firstwork::engine {
 
@@ -226,6 +227,9 @@ static_assert(sizeof(void*) != 8 || (sizeof(Cycle) > 192 && sizeof(Cycle) <= 224
 
 /// A Workload object as seen on one cluster (manager, standalone, worker-local or worker copy).
 struct LogicalWorkload;
+struct PodRecord;
+/// An entry of ClusterData::pods (a node: it stays put until gc erases it).
+using PodEntry = std::pair<const model::UidKey, PodRecord>;
 
 struct LocalWorkload {
   Interned cluster;
@@ -243,11 +247,13 @@ struct LocalWorkload {
   /// place of a copy of the entry's key: no "<cluster>/<uid>" string a Workload, and the local
   /// one jemalloc size class smaller with its hash-map node (bench/README.md, change 64).
   LogicalWorkload* logical = nullptr;
-  /// Uids of pods joined to it (same cluster), each a view of its key in ClusterData::pods: a pod
-  /// record is taken out of this set before it is erased (joinPod, gc). A sorted vector: 16
-  /// bytes a pod where a tree node took 48, and cyclePods walks it in order without chasing
-  /// nodes (bench/README.md, change 60); a pod joins once, so the insert's move is rare.
-  boost::container::flat_set<std::string_view> pods;
+  /// Pods joined to it (same cluster), each its entry in ClusterData::pods: a pod record is
+  /// taken out of this set before it is erased (joinPod, gc). A sorted vector: 8 bytes a pod
+  /// where a tree node took 48 (bench/README.md, change 60) and a view of the uid 16, and its
+  /// readers reach each record without a lookup (change 95); a pod joins once, so the insert's
+  /// move is rare. In address order: what its readers make of the pods (sums, earliest and
+  /// latest times, the worst stuck cause) does not depend on the order.
+  boost::container::flat_set<PodEntry*> pods;
   /// (time ns, reason) of each Preempted condition processed: a handful at most, found by a walk
   /// (a CompactVector of 16 bytes where an empty std::set took 48; change 87).
   CompactVector<std::pair<int64_t, Interned>> preemptionsSeen;
@@ -294,7 +300,6 @@ struct RarePodFields {
 /// bench/README.md, changes 35, 58, 61 and 83).
 struct PodRecord {
   SharedObject<model::Pod> obj;
-  SystemTime firstObservedAt{};
   SystemTime lastObservedAt{};
   SystemTime deletedAt{};
   SystemTime signalObservedAt{};
@@ -354,8 +359,11 @@ struct PodRecord {
     return *rare;
   }
 };
-static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 112,
-              "PodRecord past jemalloc's 160-byte class with its hash-map node");
+// With its hash-map node (the next pointer and the 16-byte key) jemalloc's 128-byte class: 160
+// with the 40-byte SmallString key, or with the time it was first seen, which nothing read
+// (bench/README.md, change 95).
+static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 104,
+              "PodRecord past jemalloc's 128-byte class with its hash-map node");
 
 /// Devices of one class a workload wants (all its pods).
 struct DeviceNeed {
@@ -468,6 +476,28 @@ struct UidHash {
 template <typename V>
 using UidMap = std::unordered_map<SmallString, V, UidHash, std::equal_to<>>;
 
+/// Hash and equality of pod uid keys (model::UidKey: a UUID in 16 bytes), looked up by a uid's
+/// text read once (model::UidKey::Probe). noexcept: no hash code kept in a node.
+struct PodUidHash {
+  using is_transparent = void;
+  size_t operator()(const model::UidKey& k) const noexcept { return k.hash(); }
+  size_t operator()(const model::UidKey::Probe& p) const noexcept { return p.hash(); }
+};
+struct PodUidEqual {
+  using is_transparent = void;
+  bool operator()(const model::UidKey& a, const model::UidKey& b) const noexcept { return a == b; }
+  bool operator()(const model::UidKey::Probe& a, const model::UidKey& b) const noexcept {
+    return b == a;
+  }
+  bool operator()(const model::UidKey& a, const model::UidKey::Probe& b) const noexcept {
+    return a == b;
+  }
+};
+/// uid → record, one per tracked pod (150,000 at the benchmark's full estate). Keyed by the uid
+/// packed (16 bytes, where the SmallString key took 40: a node of jemalloc's 144-byte class, not
+/// 160; bench/README.md, change 95).
+using PodMap = std::unordered_map<model::UidKey, PodRecord, PodUidHash, PodUidEqual>;
+
 /// A pod record's namespace and name, as its decoded object has them.
 inline model::NamespacedName podName(const PodRecord* r) {
   return model::namespacedName(r->obj->meta);
@@ -540,7 +570,7 @@ struct ClusterData {
   NameIndex<LocalWorkload, workloadName> workloadsByName;
   UidMap<LocalWorkload*> workloadsByOwner;  // owner/job uid →
   NameIndex<LocalWorkload, workloadJobName> workloadsByJobName;
-  UidMap<PodRecord> pods;                   // uid →
+  PodMap pods;                              // uid →
   /// The record of the pod last seen under each namespace/name (for external signals naming a
   /// pod so): pointers to records of `pods` (nodes: they stay put), hashed by the name in each
   /// record's object; gc erases a record's entry with it. A 16-byte node a pod where a map from an
@@ -714,7 +744,7 @@ struct MilestoneEngine::State {
   void linkWorkload(ClusterData& c, std::string_view uid, LocalWorkload& lw);
   LocalWorkload* resolvePod(const ClusterData& c, const model::Pod& p) const;
   /// `podKey` is the pod's key in `c.pods` (the Workload's pod set views it).
-  void joinPod(ClusterData& c, std::string_view podKey, PodRecord& rec);
+  void joinPod(ClusterData& c, PodEntry& pod);
   void retryUnresolvedPods(ClusterData& c, std::string_view ns);
   void markPodDirty(const PodRecord& rec);
   void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);

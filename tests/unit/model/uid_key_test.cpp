@@ -102,12 +102,15 @@ TEST_CASE("uid keys find each other in a hash set by key and by text", "[model][
     using is_transparent = void;
     size_t operator()(const UidKey& k) const noexcept { return k.hash(); }
     size_t operator()(std::string_view s) const noexcept { return UidKey::hashOf(s); }
+    size_t operator()(const UidKey::Probe& p) const noexcept { return p.hash(); }
   };
   struct Eq {
     using is_transparent = void;
     bool operator()(const UidKey& a, const UidKey& b) const noexcept { return a == b; }
     bool operator()(std::string_view a, const UidKey& b) const noexcept { return b == a; }
     bool operator()(const UidKey& a, std::string_view b) const noexcept { return a == b; }
+    bool operator()(const UidKey::Probe& a, const UidKey& b) const noexcept { return b == a; }
+    bool operator()(const UidKey& a, const UidKey::Probe& b) const noexcept { return a == b; }
   };
   std::unordered_set<UidKey, Hash, Eq> set;
   std::vector<std::string> texts = kUuids;
@@ -116,8 +119,27 @@ TEST_CASE("uid keys find each other in a hash set by key and by text", "[model][
   for (const auto& t : texts) {
     CHECK(set.count(std::string_view(t)) == 1);
     CHECK(set.count(UidKey(t)) == 1);
+    const UidKey::Probe probe(t);
+    CHECK(probe.hash() == UidKey::hashOf(t));
+    CHECK(probe.text() == t);
+    auto it = set.find(probe);
+    REQUIRE(it != set.end());
+    CHECK(it->str() == t);
   }
   CHECK_FALSE(set.emplace(kUuids[3]).second);
   CHECK(set.count(std::string_view("pod-uid-200")) == 0);
+  // Probes of texts not held, packable or not, and of the other case: nothing.
+  for (const char* absent : {"pod-uid-200", "9d4b8f52-7c3e-4a1b-9f6d-2e8c5a7b3d11",
+                             "9D4B8F52-7C3E-4A1B-9F6D-2E8C5A7B3D10", ""}) {
+    CHECK(set.find(UidKey::Probe(absent)) == set.end());
+  }
+  // A probe and a key: equal exactly when the texts are.
+  CHECK(UidKey("wl-uid-1") == UidKey::Probe("wl-uid-1"));
+  CHECK_FALSE(UidKey("wl-uid-1") == UidKey::Probe("wl-uid-10"));
+  CHECK_FALSE(UidKey(kUuids[0]) == UidKey::Probe("wl-uid-1"));
+  CHECK_FALSE(UidKey("wl-uid-1") == UidKey::Probe(kUuids[0]));
+  CHECK(UidKey() == UidKey::Probe(""));
+  CHECK_FALSE(UidKey() == UidKey::Probe("x"));
+  CHECK_FALSE(UidKey("x") == UidKey::Probe(""));
   CHECK(set.size() == texts.size());
 }
