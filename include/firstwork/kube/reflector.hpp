@@ -328,8 +328,8 @@ class Reflector {
   static void replaceHeld(Store& store, Store::iterator it, std::shared_ptr<const model::Object> obj);
 
   /// What a store that keeps no objects holds of one (ReflectorOptions::keepObjects false): 32
-  /// bytes, a 48-byte node (the uid packed: model::UidKey), where the object itself with its
-  /// lists takes 500-800 bytes that its sink keeps records of its own in place of.
+  /// bytes, a 48-byte node (the uid packed by model::UidKey). The object with its lists takes
+  /// 500-800 bytes, which its sink replaces with records of its own.
   struct HeldKey {
     model::UidKey uid;
     mutable model::ResourceVersion rv;  // not part of the key

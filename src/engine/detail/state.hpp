@@ -294,10 +294,10 @@ struct RarePodFields {
 /// One pod of a cluster. One per tracked pod (150,000 at the largest estates): the fields most
 /// pods leave empty live behind `rare`, the flags share one word, the Workload is a pointer, the
 /// signals take 24 bytes and the cluster is the map's (ClusterData::pods), so that a record with
-/// its hash-map node (the next pointer and the 40-byte uid key) fits jemalloc's 160-byte size
-/// class (192 with the cluster's name and the signals as std::optionals, 224 with the Workload's
-/// uid as a string, 256 before the flags were packed, 448 with the rare fields inline;
-/// bench/README.md, changes 35, 58, 61 and 83).
+/// its hash-map node (the next pointer and the 16-byte uid key) fits jemalloc's 128-byte size
+/// class (160 with the 40-byte SmallString key, 192 with the cluster's name and the signals as
+/// std::optionals, 224 with the Workload's uid as a string, 256 before the flags were packed,
+/// 448 with the rare fields inline; bench/README.md, changes 35, 58, 61, 83 and 95).
 struct PodRecord {
   SharedObject<model::Pod> obj;
   SystemTime lastObservedAt{};
@@ -494,8 +494,8 @@ struct PodUidEqual {
   }
 };
 /// uid → record, one per tracked pod (150,000 at the benchmark's full estate). Keyed by the uid
-/// packed (16 bytes, where the SmallString key took 40: a node of jemalloc's 144-byte class, not
-/// 160; bench/README.md, change 95).
+/// packed: 16 bytes where the SmallString key took 40, and with the record a node of jemalloc's
+/// 128-byte class, not 160 (bench/README.md, change 95).
 using PodMap = std::unordered_map<model::UidKey, PodRecord, PodUidHash, PodUidEqual>;
 
 /// A pod record's namespace and name, as its decoded object has them.
@@ -743,7 +743,7 @@ struct MilestoneEngine::State {
   void indexWorkload(ClusterData& c, LocalWorkload& lw);
   void linkWorkload(ClusterData& c, std::string_view uid, LocalWorkload& lw);
   LocalWorkload* resolvePod(const ClusterData& c, const model::Pod& p) const;
-  /// `podKey` is the pod's key in `c.pods` (the Workload's pod set views it).
+  /// `pod` is the pod's entry in `c.pods` (the Workload's pod set holds it).
   void joinPod(ClusterData& c, PodEntry& pod);
   void retryUnresolvedPods(ClusterData& c, std::string_view ns);
   void markPodDirty(const PodRecord& rec);
