@@ -139,7 +139,8 @@ void MilestoneEngine::State::resolveDevices(LogicalWorkload& lw) {
     const std::string exec = executionCluster(lw, cy);
     std::map<std::string, int64_t> fromPods;
     for (const PodRecord* p : cyclePods(lw, cy, false)) {
-      for (const auto& d : inv.podDevices(exec, p->obj).devices) fromPods[d.deviceClass] += d.count;
+      for (const auto& d : inv.podDevices(exec, podUse(*p)).devices)
+        fromPods[d.deviceClass] += d.count;
     }
     if (!fromPods.empty()) {
       need = std::move(fromPods);
@@ -204,9 +205,9 @@ CompactVector<HeldDevices> MilestoneEngine::State::heldDevices(const LogicalWork
   std::map<std::pair<std::string, std::string>, int64_t> held;
   const std::string exec = executionCluster(lw, cy);
   for (const PodRecord* p : cyclePods(lw, cy, false)) {
-    if (p->obj->nodeName.empty()) continue;
-    for (const auto& d : inv.podDevices(exec, p->obj).devices) {
-      if (d.allocated) held[{d.deviceClass, p->obj->nodeName}] += d.count;
+    if (p->nodeName.empty()) continue;
+    for (const auto& d : inv.podDevices(exec, podUse(*p)).devices) {
+      if (d.allocated) held[{d.deviceClass, std::string(p->nodeName)}] += d.count;
     }
   }
   CompactVector<HeldDevices> out;
@@ -447,7 +448,7 @@ void MilestoneEngine::State::updateRates(LogicalWorkload& lw) {
     if (l == nullptr) continue;
     for (const PodEntry* p : l->pods) {
       if (p->second.deleted) continue;
-      for (const auto& d : inv.podDevices(cl, p->second.obj).devices) {
+      for (const auto& d : inv.podDevices(cl, podUse(p->second)).devices) {
         if (d.allocated) rateOf(d.deviceClass)[static_cast<size_t>(GpuState::Allocated)] += d.count;
       }
     }

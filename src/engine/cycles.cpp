@@ -89,6 +89,36 @@ const model::AdmissionCheckStatus* multiKueueCheck(const ClusterData& c, const m
 
 }  // namespace
 
+void PodRecord::setFacts(const model::Pod& p, int32_t crashLoopRestarts) {
+  name = p.meta.name;
+  ns = p.meta.namespace_;
+  nodeName = p.nodeName;
+  created = p.meta.creationTimestamp;
+  deletionTimestamp = p.meta.deletionTimestamp;
+  phase = p.phase;
+  const model::BriefCondition* s = condition(p.conditions, "PodScheduled");
+  scheduled_ = conditionTrue(s);
+  scheduledTransition = scheduled_ ? s->lastTransitionTime : OptionalTime();
+  allStartedAt = podRunningAt(p);
+  firstRunningStart = OptionalTime();
+  lastRunningStart = OptionalTime();
+  if (p.phase == model::PodPhase::Running) {
+    for (const auto& cs : p.containers) {
+      if (cs.init || cs.state != model::ContainerStateKind::Running || !cs.startedAt) continue;
+      if (!firstRunningStart || *cs.startedAt < *firstRunningStart)
+        firstRunningStart = cs.startedAt;
+      if (!lastRunningStart || *cs.startedAt > *lastRunningStart) lastRunningStart = cs.startedAt;
+    }
+  }
+  // Status churn leaves these as they were: copied (a block of their own) only when changed.
+  if (!std::equal(requests.begin(), requests.end(), p.requests.begin(), p.requests.end())) {
+    requests = p.requests;
+  }
+  if (!p.claims.empty() || !claims.empty()) claims = p.claims;
+  const std::optional<StuckReason> r = podStuckReason(p, crashLoopRestarts);
+  stuck_ = r ? static_cast<uint8_t>(*r) : kNotStuck;
+}
+
 WorkloadRef MilestoneEngine::State::ref(const LogicalWorkload& lw, const Cycle* cy) const {
   WorkloadRef r;
   r.cluster = lw.cluster();
@@ -151,7 +181,7 @@ std::vector<const PodRecord*> MilestoneEngine::State::cyclePods(const LogicalWor
     for (const PodEntry* p : l->second.pods) {
       const PodRecord& rec = p->second;
       if (rec.deleted && !includeDeleted) continue;
-      SystemTime created = rec.obj->meta.creationTimestamp;
+      SystemTime created = rec.created;
       if (cy.podsSince && created < *cy.podsSince) continue;
       if (until && created >= *until) continue;
       out.push_back(&rec);
@@ -482,9 +512,8 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
   if (!cy.has(Milestone::Scheduled)) {
     std::vector<std::pair<SystemTime, SystemTime>> times;
     for (const PodRecord* p : pods) {
-      const auto* s = condition(p->obj->conditions, "PodScheduled");
-      if (!conditionTrue(s)) continue;
-      times.emplace_back(s->lastTransitionTime.value_or(p->lastObservedAt),
+      if (!p->scheduled()) continue;
+      times.emplace_back(p->scheduledTransition.value_or(p->lastObservedAt),
                          p->scheduledObservedAt().value_or(p->lastObservedAt));
     }
     allPods(std::move(times), Milestone::Scheduled);
@@ -492,8 +521,8 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
   if (!cy.has(Milestone::Running)) {
     std::vector<std::pair<SystemTime, SystemTime>> times;
     for (const PodRecord* p : pods) {
-      if (auto t = podRunningAt(p->obj)) {
-        times.emplace_back(*t, p->runningObservedAt().value_or(p->lastObservedAt));
+      if (p->allStartedAt) {
+        times.emplace_back(*p->allStartedAt, p->runningObservedAt().value_or(p->lastObservedAt));
       }
     }
     allPods(std::move(times), Milestone::Running);

@@ -49,18 +49,16 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
     if (blocked(exec)) continue;  // pods not current: keep the last verdict
     const LocalWorkload* h = home(lw);
     if (h == nullptr) continue;
-    std::vector<const model::Pod*> pods;
+    std::vector<std::optional<StuckReason>> podReasons;
     std::optional<SystemTime> firstScheduled;
     for (const PodRecord* p : cyclePods(lw, cy, false)) {
-      pods.push_back(&*p->obj);
-      const auto* s = condition(p->obj->conditions, "PodScheduled");
-      if (conditionTrue(s) && s->lastTransitionTime &&
-          (!firstScheduled || *s->lastTransitionTime < *firstScheduled)) {
-        firstScheduled = s->lastTransitionTime;
+      podReasons.push_back(p->stuck());
+      if (p->scheduled() && p->scheduledTransition &&
+          (!firstScheduled || *p->scheduledTransition < *firstScheduled)) {
+        firstScheduled = p->scheduledTransition;
       }
     }
-    const StuckReason reason =
-        workloadStuckReason(pods, expectedPods(h->obj), config.crashLoopRestarts);
+    const StuckReason reason = workloadStuckReason(podReasons, expectedPods(h->obj));
     if (cy.stuck != reason) markPart(key);
     cy.stuck = reason;
     if (isWorkloadCaused(reason) && !cy.excludedFrom) {
@@ -97,20 +95,15 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
     const LocalWorkload* l = local(cl, uid);
     if (l == nullptr) continue;
     for (const PodEntry* p : l->pods) {
-      const model::Pod& pod = p->second.obj;
-      if (pod.phase != model::PodPhase::Running) continue;  // last state seen: running
-      std::optional<SystemTime> first;
-      std::optional<SystemTime> latest;
-      for (const auto& cs : pod.containers) {
-        if (cs.init || cs.state != model::ContainerStateKind::Running || !cs.startedAt) continue;
-        if (!first || *cs.startedAt < *first) first = cs.startedAt;
-        if (!latest || *cs.startedAt > *latest) latest = cs.startedAt;
-      }
-      if (!first) continue;
+      const PodRecord& pod = p->second;
+      // Last state seen: running, with a running container (its earliest and latest start).
+      if (pod.phase != model::PodPhase::Running || !pod.firstRunningStart) continue;
+      const std::optional<SystemTime> first = pod.firstRunningStart;
+      const std::optional<SystemTime> latest = pod.lastRunningStart;
       std::optional<SystemTime> end;
       if (p->second.deleted) {
         end = p->second.deletedAt;
-        if (pod.meta.deletionTimestamp && *pod.meta.deletionTimestamp < *end) end = pod.meta.deletionTimestamp;
+        if (pod.deletionTimestamp && *pod.deletionTimestamp < *end) end = pod.deletionTimestamp;
         if (*end < *first) end = *first;
       }
       auto [it, inserted] = runs.try_emplace(std::string(cl), Run{*first, end, !p->second.deleted});

@@ -318,9 +318,10 @@ void MilestoneEngine::State::markPodDirty(const PodRecord& rec) {
   lw->lastObservedAt = std::max(lw->lastObservedAt, rec.lastObservedAt);
 }
 
-void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod) {
+void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod, const model::Pod& p,
+                                     const std::shared_ptr<const model::Object>& holder) {
   PodRecord& rec = pod.second;
-  LocalWorkload* w = resolvePod(c, rec.obj);
+  LocalWorkload* w = resolvePod(c, p);
   if (rec.workload != nullptr && rec.workload != w) {
     rec.workload->pods.erase(&pod);
     if (rec.workload->logical != nullptr) markDirty(rec.workload->logical->key);
@@ -331,10 +332,17 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod) {
   const bool rejoined = w != nullptr && w == rec.workload;
   rec.workload = w;
   if (w == nullptr) {
-    c.addUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
+    c.addUnresolved(p.meta.namespace_, p.meta.uid);
+    // Kept to be resolved when a Workload comes (the record keeps no labels, annotations or
+    // owner references).
+    if (holder != nullptr) rec.rareFields().unresolved = holder;
     return;
   }
-  if (!rejoined) c.dropUnresolved(rec.obj->meta.namespace_, rec.obj->meta.uid);
+  if (rec.rare != nullptr && rec.rare->unresolved != nullptr) {
+    rec.rare->unresolved.reset();
+    rec.dropRareIfEmpty();
+  }
+  if (!rejoined) c.dropUnresolved(p.meta.namespace_, p.meta.uid);
   w->pods.insert(&pod);
   markPodDirty(rec);
 }
@@ -348,39 +356,43 @@ void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, std::string_vie
   const std::string nsKey(ns);
   for (const auto& uid : uids) {
     auto it = c.pods.find(model::UidKey::Probe(uid));
-    if (it == c.pods.end()) {
+    // The pod as last seen (a copy of the holder: joining may let the record's go).
+    std::shared_ptr<const model::Object> holder =
+        it == c.pods.end() || it->second.rare == nullptr ? nullptr : it->second.rare->unresolved;
+    const auto* p = holder != nullptr ? std::get_if<model::Pod>(holder.get()) : nullptr;
+    if (p == nullptr) {
       c.dropUnresolved(nsKey, uid);
       continue;
     }
-    joinPod(c, *it);
+    joinPod(c, *it, *p, holder);
   }
 }
 
-void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec) {
+void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec, std::string_view uid) {
   if (!config.usefulWork.external) return;
   auto ext = external.find(c.config.name);
   if (ext == external.end()) return;
-  const auto& m = rec.obj->meta;
   auto attach = [&](std::string_view key, bool byName) {
     auto it = ext->second.find(key);
     if (it == ext->second.end()) return;
     // A signal naming the pod by name from before it was created is about an earlier pod of
     // that name (onUsefulWorkSignal).
-    if (byName && it->second.first.at < m.creationTimestamp) return;
+    if (byName && it->second.first.at < rec.created) return;
     if (!rec.external() || it->second.first.at < rec.external()->at) {
       RarePodFields& rare = rec.rareFields();
       rare.external = it->second.first;
       rare.externalObservedAt = it->second.second;
     }
   };
-  attach(m.uid, false);
-  attach(nsName(m.namespace_, m.name), true);
+  attach(uid, false);
+  attach(nsName(rec.ns, rec.name), true);
 }
 
 void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const model::Pod& p,
                                    SystemTime at, const std::shared_ptr<const model::Object>& holder) {
-  // The inventory keeps the pod shared with the reflector's object (`p` lives in `holder`).
-  if (!inv.onPod(c.config.name, type, std::shared_ptr<const model::Pod>(holder, &p))) {
+  // The inventory keeps a record of its own, as the engine does: the decoded pod (in `holder`)
+  // goes when its event has been taken, unless no Workload resolves it yet.
+  if (!inv.onPod(c.config.name, type, p)) {
     ++stats.rejectedInventoryObjects;
     return;
   }
@@ -392,11 +404,11 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   const bool inserted = it == c.pods.end();
   if (inserted) it = c.pods.try_emplace(model::UidKey(p.meta.uid)).first;
   PodRecord& rec = it->second;
-  if (!inserted && podName(&rec) != model::namespacedName(p.meta)) {
-    // A uid under another name (hostile input): out of the name index before its object goes.
-    unindex(c.podsByName, podName(&rec), &rec);
+  if (!inserted && podName(&*it) != model::namespacedName(p.meta)) {
+    // A uid under another name (hostile input): out of the name index before its name goes.
+    unindex(c.podsByName, podName(&*it), &*it);
   }
-  rec.obj.reset(holder);
+  rec.setFacts(p, config.crashLoopRestarts);
   rec.lastObservedAt = std::max(rec.lastObservedAt, at);
   if (type == model::EventType::Deleted) {
     if (!rec.deleted) {
@@ -407,7 +419,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   } else {
     rec.deleted = false;
   }
-  indexUnder(c.podsByName, &rec);
+  indexUnder(c.podsByName, &*it);
 
   PodSignals sig = readPodSignals(p, config.usefulWork);
   const std::optional<UsefulWorkSignal> held = rec.firstWork();
@@ -429,7 +441,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   } else if (rec.rare) {
     rec.rare->lastInvalidFirstWork.clear();
     rec.rare->lastInvalidCheckpoint.clear();
-    if (!rec.rare->external) rec.rare.reset();
+    rec.dropRareIfEmpty();
   }
   rec.setFirstWork(sig.firstWork);
   rec.signals.lastCheckpoint = sig.lastCheckpoint;
@@ -444,7 +456,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
       }
     }
   }
-  attachExternal(c, rec);
+  attachExternal(c, rec, p.meta.uid);
   // Generated claims name their template: learn its devices from claims already seen.
   for (const auto& pc : p.claims) {
     if (pc.generatedClaimName.empty()) continue;
@@ -452,7 +464,21 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
         inv.findClaim(c.config.name, p.meta.namespace_, pc.generatedClaimName);
     if (claim != nullptr) learnTemplate(c, *claim);
   }
-  joinPod(c, *it);
+  joinPod(c, *it, p, holder);
+}
+
+void MilestoneEngine::State::deletePodUnknown(ClusterData& c, PodEntry& pod, std::string_view uid,
+                                              SystemTime at) {
+  PodRecord& rec = pod.second;
+  inv.erasePod(c.config.name, rec.ns, rec.name);
+  rec.lastObservedAt = std::max(rec.lastObservedAt, at);
+  if (!rec.deleted) {
+    rec.deleted = true;
+    rec.deletedAt = at;
+    tombstones.push({rec.deletedAt, c.config.name, SmallString(uid), true});
+  }
+  // Its Workload (if any) looks at its pods again; an unresolved pod stays so until gc.
+  markPodDirty(rec);
 }
 
 // --- DRA claims, slices, nodes ----------------------------------------------------------------
@@ -467,7 +493,7 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
     if (o.kind != "Pod") continue;
     auto pod = c.pods.find(model::UidKey::Probe(o.uid));
     if (pod == c.pods.end()) continue;
-    for (const auto& pc : pod->second.obj->claims) {
+    for (const auto& pc : pod->second.claims) {
       if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
       std::vector<model::DeviceRequest> needs;
       for (const auto& r : claim.requests) {
@@ -632,9 +658,8 @@ void MilestoneEngine::State::gc(SystemTime now) {
       // Re-added (or already collected) since: not this tombstone's business.
       if (it == c.pods.end() || !it->second.deleted || !(it->second.deletedAt < cutoff)) continue;
       if (it->second.workload != nullptr) it->second.workload->pods.erase(&*it);
-      const auto& m = it->second.obj->meta;
-      c.dropUnresolved(m.namespace_, t.uid);
-      unindex(c.podsByName, model::NamespacedName{m.namespace_, m.name}, &it->second);
+      c.dropUnresolved(it->second.ns, t.uid);
+      unindex(c.podsByName, podName(&*it), &*it);
       c.pods.erase(it);
       continue;
     }
@@ -737,12 +762,19 @@ void MilestoneEngine::onDeletedUnknown(std::string_view cluster, model::Kind kin
     ++s_->stats.unknownCluster;
     return;
   }
+  if (kind == model::Kind::Pod) {
+    // Its record is its last state: deleted as it stands.
+    auto it = c->pods.find(model::UidKey::Probe(uid));
+    if (it == c->pods.end()) {
+      ++s_->stats.ignoredObjects;
+      return;
+    }
+    s_->deletePodUnknown(*c, *it, uid, observedAt);
+    return;
+  }
   // The last state seen, delivered deleted (the holder copied first: it is replaced in place).
   std::shared_ptr<const model::Object> last;
-  if (kind == model::Kind::Pod) {
-    auto it = c->pods.find(model::UidKey::Probe(uid));
-    if (it != c->pods.end()) last = it->second.obj.holder();
-  } else if (kind == model::Kind::Workload) {
+  if (kind == model::Kind::Workload) {
     if (auto it = c->workloads.find(uid); it != c->workloads.end()) last = it->second.obj.holder();
   }
   if (last == nullptr) {
@@ -784,25 +816,25 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
   if (!s_->config.usefulWork.external) return;
   if (signal.empty()) signal = std::string(signalKindName(SignalKind::External));
   // "namespace/name" (the pod last seen under that name), else a uid.
-  PodRecord* rec = nullptr;
+  PodEntry* entry = nullptr;
   const size_t slash = pod.find('/');
   if (slash != std::string_view::npos) {
     auto byName =
         c->podsByName.find(model::NamespacedName{pod.substr(0, slash), pod.substr(slash + 1)});
-    if (byName != c->podsByName.end()) rec = *byName;
+    if (byName != c->podsByName.end()) entry = *byName;
   }
-  if (rec == nullptr) {
+  if (entry == nullptr) {
     auto it = c->pods.find(model::UidKey::Probe(pod));
-    if (it != c->pods.end()) rec = &it->second;
+    if (it != c->pods.end()) entry = &*it;
   }
+  PodRecord* rec = entry != nullptr ? &entry->second : nullptr;
   // The earliest signal for a pod is kept (for pods not seen yet, until deletedRetention). One
   // kept under a name from before the pod of that name was created was about an earlier pod of
   // that name (StatefulSet, JobSet and LeaderWorkerSet pods keep their names): this one takes
   // its place.
   auto& slot = s_->external[c->config.name][std::string(pod)];
   const bool earlierPod = slash != std::string_view::npos && rec != nullptr &&
-                          !slot.first.name.empty() &&
-                          slot.first.at < rec->obj->meta.creationTimestamp;
+                          !slot.first.name.empty() && slot.first.at < rec->created;
   if (slot.first.name.empty() || at < slot.first.at || earlierPod) {
     slot = {UsefulWorkSignal{SignalKind::External, at, std::move(signal)}, observedAt};
   }
@@ -810,7 +842,7 @@ void MilestoneEngine::onUsefulWorkSignal(std::string_view cluster, std::string_v
     ++s_->stats.unmatchedSignals;
     return;
   }
-  s_->attachExternal(*c, *rec);
+  s_->attachExternal(*c, *rec, entry->first.str());
   s_->markPodDirty(*rec);
 }
 

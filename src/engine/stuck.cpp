@@ -84,14 +84,20 @@ std::optional<StuckReason> podStuckReason(const model::Pod& pod, int32_t crashLo
 
 StuckReason workloadStuckReason(const std::vector<const model::Pod*>& pods, int64_t expectedPods,
                                 int32_t crashLoopRestarts) {
+  std::vector<std::optional<StuckReason>> reasons;
+  reasons.reserve(pods.size());
+  for (const model::Pod* pod : pods) reasons.push_back(podStuckReason(*pod, crashLoopRestarts));
+  return workloadStuckReason(reasons, expectedPods);
+}
+
+StuckReason workloadStuckReason(const std::vector<std::optional<StuckReason>>& podReasons,
+                                int64_t expectedPods) {
   std::optional<StuckReason> best;
-  for (const model::Pod* pod : pods) {
-    if (auto r = podStuckReason(*pod, crashLoopRestarts); r && (!best || rank(*r) < rank(*best))) {
-      best = r;
-    }
+  for (const auto& r : podReasons) {
+    if (r && (!best || rank(*r) < rank(*best))) best = r;
   }
   if (best) return *best;
-  if (static_cast<int64_t>(pods.size()) < std::max<int64_t>(expectedPods, 1)) {
+  if (static_cast<int64_t>(podReasons.size()) < std::max<int64_t>(expectedPods, 1)) {
     return StuckReason::PodsPending;
   }
   return StuckReason::NoFirstWork;

@@ -155,48 +155,53 @@ bool Inventory::onNode(std::string_view cluster_name, model::EventType type,
   return true;
 }
 
+namespace {
+bool podEnded(const model::Pod& p) {
+  return p.phase == model::PodPhase::Succeeded || p.phase == model::PodPhase::Failed;
+}
+}  // namespace
+
 bool Inventory::onPod(std::string_view cluster_name, model::EventType type, const model::Pod& pod) {
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
-  return onPod(cluster_name, type, std::make_shared<const model::Pod>(pod));
-}
-
-bool Inventory::onPod(std::string_view cluster_name, model::EventType type,
-                      std::shared_ptr<const model::Pod> shared) {
-  if (type == model::EventType::Bookmark || type == model::EventType::Error || !shared) return true;
-  const model::Pod& pod = *shared;
   if (pod.meta.name.empty()) {
     ++rejected_objects_;
     return false;
   }
-  ClusterState& state = cluster(cluster_name);
-  auto existing = state.pods.find(model::namespacedName(pod.meta));
   if (type == model::EventType::Deleted) {
-    if (existing != state.pods.end()) {
-      holdPod(state, *existing->object, -1);
-      state.pods.erase(existing);
-    }
+    erasePod(cluster_name, pod.meta.namespace_, pod.meta.name);
     return true;
   }
+  ClusterState& state = cluster(cluster_name);
+  auto existing = state.pods.find(model::namespacedName(pod.meta));
   if (existing == state.pods.end()) {
-    holdPod(state, pod, +1);
-    state.pods.insert(PodRecord{std::move(shared)});
+    PodRecord record{pod.meta.name, pod.meta.namespace_, pod.nodeName, pod.requests, podEnded(pod)};
+    holdPod(state, record, +1);
+    state.pods.insert(std::move(record));
     return true;
   }
   // Most pod events are status churn: container statuses change nothing here; only binding,
-  // termination and requests do. The record takes the latest object either way.
-  if (!samePod(*existing->object, pod)) {
-    holdPod(state, *existing->object, -1);
-    holdPod(state, pod, +1);
+  // termination and requests do.
+  if (!samePod(*existing, pod)) {
+    holdPod(state, *existing, -1);
+    existing->nodeName = pod.nodeName;
+    existing->requests = pod.requests;
+    existing->ended = podEnded(pod);
+    holdPod(state, *existing, +1);
   }
-  existing->object = std::move(shared);
   return true;
 }
 
-bool Inventory::samePod(const model::Pod& a, const model::Pod& b) const {
-  auto terminated = [](const model::Pod& p) {
-    return p.phase == model::PodPhase::Succeeded || p.phase == model::PodPhase::Failed;
-  };
-  if (a.nodeName != b.nodeName || terminated(a) != terminated(b)) return false;
+void Inventory::erasePod(std::string_view cluster_name, std::string_view ns,
+                         std::string_view name) {
+  ClusterState& state = cluster(cluster_name);
+  auto existing = state.pods.find(model::NamespacedName{ns, name});
+  if (existing == state.pods.end()) return;
+  holdPod(state, *existing, -1);
+  state.pods.erase(existing);
+}
+
+bool Inventory::samePod(const PodRecord& a, const model::Pod& b) const {
+  if (a.nodeName != b.nodeName || a.ended != podEnded(b)) return false;
   // The tracked requests of each, in order.
   auto next = [this](const model::ResourceList& list, size_t i) {
     while (i < list.size() && !tracked(list[i].first)) ++i;
@@ -483,11 +488,8 @@ void Inventory::serve(const ClusterState& state, const std::string& resource,
   }
 }
 
-void Inventory::holdPod(ClusterState& state, const model::Pod& pod, int64_t sign) const {
-  if (pod.phase == model::PodPhase::Succeeded || pod.phase == model::PodPhase::Failed ||
-      pod.nodeName.empty()) {
-    return;
-  }
+void Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const {
+  if (pod.ended || pod.nodeName.empty()) return;
   auto& by_resource = state.held[pod.nodeName];
   for (const auto& [resource, milli] : pod.requests) {
     if (!tracked(resource)) continue;
@@ -1011,6 +1013,11 @@ std::vector<DeviceCount> Inventory::podSetDemand(const model::PodSet& podSet) co
 }
 
 PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod& pod) const {
+  return podDevices(cluster_name, PodUse{pod.meta.namespace_, pod.nodeName, pod.phase,
+                                         &pod.requests, &pod.claims});
+}
+
+PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& pod) const {
   PodDevices out;
   if (pod.phase == model::PodPhase::Succeeded || pod.phase == model::PodPhase::Failed) return out;
   const ClusterState* state = findCluster(cluster_name);
@@ -1022,7 +1029,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
   }
   std::map<std::pair<std::string, bool>, int64_t> counts;
 
-  for (const auto& [resource, milli] : pod.requests) {
+  for (const auto& [resource, milli] : *pod.requests) {
     if (!tracked(resource)) continue;
     const int64_t units = wholeUnits(milli);
     if (units == 0) continue;
@@ -1041,13 +1048,13 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
     addCount(counts, *device_class, bound, units);
   }
 
-  for (const auto& pod_claim : pod.claims) {
+  for (const auto& pod_claim : *pod.claims) {
     const std::string& claim_name = !pod_claim.resourceClaimName.empty()
                                         ? pod_claim.resourceClaimName
                                         : pod_claim.generatedClaimName;
     const ClaimRecord* claim = nullptr;
     if (state != nullptr && !claim_name.empty()) {
-      auto it = state->claims.find(model::NamespacedName{pod.meta.namespace_, claim_name});
+      auto it = state->claims.find(model::NamespacedName{pod.ns, claim_name});
       if (it != state->claims.end()) claim = &*it;
     }
     if (claim == nullptr) {

@@ -28,5 +28,9 @@ std::optional<StuckReason> podStuckReason(const model::Pod& pod, int32_t crashLo
 /// `expectedPods` is pods_pending; all pods running without a useful-work signal is no_first_work.
 StuckReason workloadStuckReason(const std::vector<const model::Pod*>& pods, int64_t expectedPods,
                                 int32_t crashLoopRestarts);
+/// The same from each pod's reason (podStuckReason), as the engine keeps it from the pod's last
+/// event: a pod's reason depends on nothing but the pod and `crashLoopRestarts`.
+StuckReason workloadStuckReason(const std::vector<std::optional<StuckReason>>& podReasons,
+                                int64_t expectedPods);
 
 }  // namespace firstwork::engine

@@ -249,6 +249,16 @@ struct DeviceCount {
   bool allocated = false;
 };
 
+/// What podDevices() reads of a pod: its namespace (its claims'), node, phase, requests and
+/// claims. A view: of a decoded pod, or of a record a caller keeps of one (the engine's).
+struct PodUse {
+  Interned ns;
+  Interned nodeName;
+  model::PodPhase phase = model::PodPhase::Unknown;
+  const model::ResourceList* requests = nullptr;           // never null
+  const CompactVector<model::PodClaim>* claims = nullptr;  // never null
+};
+
 /// What podDevices() found for a pod.
 struct PodDevices {
   std::vector<DeviceCount> devices;  // merged per (class, allocated), sorted
@@ -303,11 +313,12 @@ class Inventory {
   /// extended resources, NVIDIA sharing labels. Deleting a node removes its extended capacity;
   /// DRA slices still naming it become unavailable (node_not_ready) until they are deleted.
   bool onNode(std::string_view cluster, model::EventType type, const model::Node& node);
-  /// Pod event: bound node, phase, extended-resource requests, claims.
+  /// Pod event: bound node, phase, extended-resource requests (a record of its own of these; the
+  /// pod is not kept).
   bool onPod(std::string_view cluster, model::EventType type, const model::Pod& pod);
-  /// Same, keeping the caller's pod instead of a copy (the engine shares its decoded pods).
-  bool onPod(std::string_view cluster, model::EventType type,
-             std::shared_ptr<const model::Pod> pod);
+  /// The pod `ns`/`name` is gone, its last state unknown (a relist did not list it): it is
+  /// deleted as last seen.
+  void erasePod(std::string_view cluster, std::string_view ns, std::string_view name);
   /// ResourceClaim event: requests and allocation results.
   bool onClaim(std::string_view cluster, model::EventType type, const model::ResourceClaim& claim);
   /// Same, keeping the caller's claim instead of a copy (the engine shares its decoded claims).
@@ -370,6 +381,7 @@ class Inventory {
   /// claim's allocation results when allocated, else its requests' DeviceClasses). Terminated
   /// pods hold nothing.
   PodDevices podDevices(std::string_view cluster, const model::Pod& pod) const;
+  PodDevices podDevices(std::string_view cluster, const PodUse& pod) const;
   /// NVIDIA sharing labels of a node for `resource`, nullopt for an unknown node.
   std::optional<NodeSharing> nodeSharing(std::string_view cluster, std::string_view node,
                                          std::string_view resource = "nvidia.com/gpu") const;
@@ -415,24 +427,28 @@ class Inventory {
     model::KeyValues nvidiaLabels;    // "nvidia.com/" labels (sharing)
     bool operator==(const NodeRecord&) const = default;
   };
-  /// One per tracked pod (150,000 at the largest estates): the decoded pod itself, shared with
-  /// its owner (its node, phase and tracked requests are what is read), in a set hashed and
-  /// compared by the namespace and name inside it. Each event's object takes the place of the
-  /// last (a pod keeps its name), so no older version stays alive here. A 32-byte node a pod,
-  /// where a record of the figures with an "ns/name" key took a 96-byte node and the key's
-  /// 48 bytes of heap (bench/README.md, change 68).
+  /// One per tracked pod (150,000 at the largest estates): what is read of it (its node, whether
+  /// it ended, its requests) under its namespace and name, in a set hashed and compared by them.
+  /// An 80-byte node a pod, where sharing the decoded pod took a 32-byte node but kept the pod's
+  /// 560 bytes alive (bench/README.md, change 96; a record with an "ns/name" key took a 96-byte
+  /// node and the key's 48 bytes of heap before change 68).
   struct PodRecord {
-    mutable std::shared_ptr<const model::Pod> object;  // never null; replaced, never renamed
+    ShortString name;
+    Interned ns;
+    mutable Interned nodeName;
+    mutable model::ResourceList requests;
+    mutable bool ended = false;  // Succeeded or Failed
+    model::NamespacedName key() const { return {ns, name}; }
   };
-  /// Hashes a record (a PodRecord, a ClaimRecord) by the namespace and name inside its object,
-  /// and a model::NamespacedName the same way: sets of records are looked up by name without a
-  /// key of their own.
+  /// Hashes a record (a PodRecord, a ClaimRecord) by its namespace and name (key()), and a
+  /// model::NamespacedName the same way: sets of records are looked up by name without a key of
+  /// their own.
   struct RecordHash {
     using is_transparent = void;
     size_t operator()(model::NamespacedName k) const noexcept { return model::hashOf(k); }
     template <typename Record>
     size_t operator()(const Record& r) const noexcept {
-      return model::hashOf(model::namespacedName(r.object->meta));
+      return model::hashOf(r.key());
     }
   };
   struct RecordEqual {
@@ -440,7 +456,7 @@ class Inventory {
     static model::NamespacedName of(model::NamespacedName k) { return k; }
     template <typename Record>
     static model::NamespacedName of(const Record& r) {
-      return model::namespacedName(r.object->meta);
+      return r.key();
     }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const { return of(a) == of(b); }
@@ -451,6 +467,7 @@ class Inventory {
   /// key's heap block; bench/README.md, change 74).
   struct ClaimRecord {
     mutable std::shared_ptr<const model::ResourceClaim> object;  // never null; never renamed
+    model::NamespacedName key() const { return model::namespacedName(object->meta); }
     const CompactVector<model::DeviceRequest>& requests() const { return object->requests; }
     bool allocated() const { return object->allocated; }
     const CompactVector<model::DeviceAllocation>& allocations() const {
@@ -606,7 +623,7 @@ class Inventory {
   ClassFigures classFigures(std::string_view cluster, const std::string& deviceClass,
                             const ClassSums& sums) const;
   /// Records a pod's holdings (+1) or releases them (−1); its node is recounted.
-  void holdPod(ClusterState& state, const model::Pod& pod, int64_t sign) const;
+  void holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const;
   void holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const;
   static void markNodeChanged(ClusterState& state, const std::string& node);
   void applyDraDelta(const ClusterState& state, const DeviceKey& key,
@@ -614,8 +631,9 @@ class Inventory {
   std::optional<UnavailableReason> nodeReason(const ClusterState& state,
                                               std::string_view node) const;
   bool tracked(std::string_view resource) const;
-  /// Whether two versions of a pod hold the same: node, termination and tracked requests.
-  bool samePod(const model::Pod& a, const model::Pod& b) const;
+  /// Whether a pod's new version holds what its record does: node, termination and tracked
+  /// requests.
+  bool samePod(const PodRecord& a, const model::Pod& b) const;
   static NodeSharing sharingOf(const NodeRecord& node, std::string_view resource);
   /// The class `resource` counts on `node` (nullptr: not bound, the resource itself); nullopt
   /// when the node's sharing mode for it is unknown.

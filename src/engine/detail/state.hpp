@@ -289,17 +289,40 @@ struct RarePodFields {
   SystemTime externalObservedAt{};
   std::string lastInvalidFirstWork;
   std::string lastInvalidCheckpoint;
+  /// The pod as last seen while no Workload of its cluster resolves it: resolving reads its
+  /// labels, annotations and owner references, which the record does not keep (retried when a
+  /// Workload comes: retryUnresolvedPods). Null once resolved.
+  std::shared_ptr<const model::Object> unresolved;
+  bool empty() const {
+    return !external && lastInvalidFirstWork.empty() && lastInvalidCheckpoint.empty() &&
+           unresolved == nullptr;
+  }
 };
 
-/// One pod of a cluster. One per tracked pod (150,000 at the largest estates): the fields most
-/// pods leave empty live behind `rare`, the flags share one word, the Workload is a pointer, the
-/// signals take 24 bytes and the cluster is the map's (ClusterData::pods), so that a record with
-/// its hash-map node (the next pointer and the 16-byte uid key) fits jemalloc's 128-byte size
-/// class (160 with the 40-byte SmallString key, 192 with the cluster's name and the signals as
-/// std::optionals, 224 with the Workload's uid as a string, 256 before the flags were packed,
-/// 448 with the rare fields inline; bench/README.md, changes 35, 58, 61, 83 and 95).
+/// One pod of a cluster. One per tracked pod (150,000 at the largest estates): what the engine
+/// reads of the pod after its event, in place of a hold on the decoded pod (change 96); the
+/// fields most pods leave empty live behind `rare`, the flags share one word, the Workload is a
+/// pointer, the signals take 24 bytes and the cluster is the map's (ClusterData::pods), so that
+/// a record with its hash-map node (the next pointer and the 16-byte uid key) fits jemalloc's
+/// 256-byte size class (bench/README.md, changes 35, 58, 61, 83, 95 and 96).
 struct PodRecord {
-  SharedObject<model::Pod> obj;
+  // What the engine reads of the pod after its event, taken from each event (setFacts): the
+  // decoded pod goes when its event has been taken (bench/README.md, change 96).
+  ShortString name;
+  Interned ns;
+  Interned nodeName;
+  SystemTime created{};
+  OptionalTime deletionTimestamp;
+  /// PodScheduled's lastTransitionTime while the condition is True (scheduled(): True at all).
+  OptionalTime scheduledTransition;
+  /// All regular containers started, in phase Running or Succeeded: the latest start (design §3
+  /// `running`; podRunningAt).
+  OptionalTime allStartedAt;
+  /// In phase Running: the earliest and the latest start of a running regular container.
+  OptionalTime firstRunningStart;
+  OptionalTime lastRunningStart;
+  model::ResourceList requests;
+  CompactVector<model::PodClaim> claims;
   SystemTime lastObservedAt{};
   SystemTime deletedAt{};
   SystemTime signalObservedAt{};
@@ -317,9 +340,26 @@ struct PodRecord {
   bool hasScheduled_ = false;
   bool hasRunning_ = false;
   SignalKind firstWorkKind_ = SignalKind::Annotation;  // with signals.firstWorkAt
+  bool scheduled_ = false;                             // PodScheduled True
+  uint8_t stuck_ = kNotStuck;                          // podStuckReason, or kNotStuck
+  static constexpr uint8_t kNotStuck = 0xFF;
 
  public:
   bool deleted = false;
+  model::PodPhase phase = model::PodPhase::Unknown;
+
+  /// Takes what the record keeps of `p` (its state as of this event).
+  void setFacts(const model::Pod& p, int32_t crashLoopRestarts);
+  bool scheduled() const { return scheduled_; }
+  /// The pod's stuck cause as of its last event (podStuckReason).
+  std::optional<StuckReason> stuck() const {
+    return stuck_ == kNotStuck ? std::nullopt
+                               : std::optional<StuckReason>(static_cast<StuckReason>(stuck_));
+  }
+  /// Drops the rare fields when nothing is left in them.
+  void dropRareIfEmpty() {
+    if (rare && rare->empty()) rare.reset();
+  }
 
   /// The first-work signal the pod shows (PodSignals::firstWork as last seen), if any.
   std::optional<UsefulWorkSignal> firstWork() const {
@@ -359,11 +399,11 @@ struct PodRecord {
     return *rare;
   }
 };
-// With its hash-map node (the next pointer and the 16-byte key) jemalloc's 128-byte class: 160
-// with the 40-byte SmallString key, or with the time it was first seen, which nothing read
-// (bench/README.md, change 95).
-static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 104,
-              "PodRecord past jemalloc's 128-byte class with its hash-map node");
+// With its hash-map node (the next pointer and the 16-byte key) jemalloc's 256-byte class, with
+// what the engine reads of the pod in place of a hold on the decoded pod (its 256-byte block
+// and about 300 bytes of lists; bench/README.md, change 96). 128 before, with the hold.
+static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 232,
+              "PodRecord past jemalloc's 256-byte class with its hash-map node");
 
 /// Devices of one class a workload wants (all its pods).
 struct DeviceNeed {
@@ -498,9 +538,11 @@ struct PodUidEqual {
 /// 128-byte class, not 160 (bench/README.md, change 95).
 using PodMap = std::unordered_map<model::UidKey, PodRecord, PodUidHash, PodUidEqual>;
 
-/// A pod record's namespace and name, as its decoded object has them.
-inline model::NamespacedName podName(const PodRecord* r) {
-  return model::namespacedName(r->obj->meta);
+/// A pod's namespace and name, as its record has them.
+inline model::NamespacedName podName(const PodEntry* e) { return {e->second.ns, e->second.name}; }
+/// What the inventory's podDevices() reads of a pod, from its record.
+inline inventory::PodUse podUse(const PodRecord& r) {
+  return {r.ns, r.nodeName, r.phase, &r.requests, &r.claims};
 }
 /// A Workload's namespace and name, as its decoded object has them.
 inline model::NamespacedName workloadName(const LocalWorkload* l) {
@@ -575,7 +617,7 @@ struct ClusterData {
   /// pod so): pointers to records of `pods` (nodes: they stay put), hashed by the name in each
   /// record's object; gc erases a record's entry with it. A 16-byte node a pod where a map from an
   /// "ns/name" copy to the uid took 112 bytes (bench/README.md, change 67).
-  NameIndex<PodRecord, podName> podsByName;
+  NameIndex<PodEntry, podName> podsByName;
   std::map<std::string, std::set<SmallString, std::less<>>, std::less<>> unresolvedPods;  // ns →
   size_t unresolvedCount = 0;
   void addUnresolved(std::string_view ns, std::string_view uid);
@@ -743,12 +785,17 @@ struct MilestoneEngine::State {
   void indexWorkload(ClusterData& c, LocalWorkload& lw);
   void linkWorkload(ClusterData& c, std::string_view uid, LocalWorkload& lw);
   LocalWorkload* resolvePod(const ClusterData& c, const model::Pod& p) const;
-  /// `pod` is the pod's entry in `c.pods` (the Workload's pod set holds it).
-  void joinPod(ClusterData& c, PodEntry& pod);
+  /// `pod` is the pod's entry in `c.pods` (the Workload's pod set holds it); `p` its state as
+  /// last seen, in `holder` (kept while no Workload resolves the pod).
+  void joinPod(ClusterData& c, PodEntry& pod, const model::Pod& p,
+               const std::shared_ptr<const model::Object>& holder);
+  /// The pod is gone, its last state unknown (onDeletedUnknown): deleted as last seen.
+  void deletePodUnknown(ClusterData& c, PodEntry& pod, std::string_view uid, SystemTime at);
   void retryUnresolvedPods(ClusterData& c, std::string_view ns);
   void markPodDirty(const PodRecord& rec);
   void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);
-  void attachExternal(ClusterData& c, PodRecord& rec);
+  /// `uid`: the pod's (its key's text).
+  void attachExternal(ClusterData& c, PodRecord& rec, std::string_view uid);
   LocalWorkload* local(std::string_view cluster, std::string_view uid);
   const LocalWorkload* local(std::string_view cluster, std::string_view uid) const;
   LocalWorkload* home(LogicalWorkload& lw);

@@ -225,6 +225,47 @@ TEST_CASE("A delete whose final state is unknown deletes the Workload or pod as 
   CHECK(h.e.snapshot().stats.trackedPods == 0);
 }
 
+TEST_CASE("A decoded pod is let go once its event is taken, or once a Workload resolves it",
+          "[engine]") {
+  // The engine keeps what it reads of a pod in its record (change 96): the decoded pod is held
+  // only while no Workload resolves it (resolving reads its annotations and owner references).
+  Harness h(standaloneConfig("c1"));
+  auto pod = [](std::string name, std::string uid) {
+    return std::make_shared<const model::Object>(
+        PodBuilder("ns", std::move(name), std::move(uid), at(2s))
+            .workloadAnnotation("job-a")
+            .scheduled("n1", at(3s))
+            .running(at(4s))
+            .obj());
+  };
+  // Before its Workload: held, to be resolved when the Workload comes.
+  auto early = pod("a-0", "pod-a0");
+  std::weak_ptr<const model::Object> earlyHeld = early;
+  h.e.onObject("c1", model::EventType::Added, std::move(early), at(5s));
+  CHECK_FALSE(earlyHeld.expired());
+  h.step(at(6s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  WorkloadBuilder wb("ns", "job-a", "wl-a", at(0s));
+  wb.podSet(2, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", wb.obj(), at(7s));
+  h.step(at(7s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+  CHECK(earlyHeld.expired());  // resolved: let go
+  // After it: let go at once.
+  auto late = pod("a-1", "pod-a1");
+  std::weak_ptr<const model::Object> lateHeld = late;
+  h.e.onObject("c1", model::EventType::Added, std::move(late), at(8s));
+  CHECK(lateHeld.expired());
+  h.step(at(9s));
+  // What the records keep is what the milestones read: both pods scheduled and running.
+  auto running = h.milestone("wl-a", Milestone::Running);
+  REQUIRE(running);
+  CHECK(running->eventTime == at(4s));
+  auto scheduled = h.milestone("wl-a", Milestone::Scheduled);
+  REQUIRE(scheduled);
+  CHECK(scheduled->eventTime == at(3s));
+}
+
 TEST_CASE("Milestones never move backwards within a cycle", "[engine]") {
   TrainJob j;
   j.runToFirstWork();
