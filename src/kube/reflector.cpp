@@ -412,7 +412,7 @@ void Reflector::markUnavailable(const std::string& why) {
                                .count());
   }
   // The resource went away (CRD removed, group disabled): so did its objects.
-  if (heldCount() != 0 && !(options_.keepObjects ? deleteAll(store_) : deleteAll(keys_))) return;
+  if (size() != 0 && !(options_.keepObjects ? deleteAll(store_) : deleteAll(keys_))) return;
   schedule(options_.unavailableRecheck, Phase::Discover);
 }
 
@@ -428,7 +428,7 @@ void Reflector::beginList() {
   listed_.clear();
   listedRv_.clear();
   dropDecoding();
-  streamingList_ = !synced_ && heldCount() == 0;
+  streamingList_ = !synced_ && size() == 0;
   requestPage();
 }
 
@@ -519,7 +519,7 @@ void Reflector::onPage(HttpResult result) {
           ctx_.cluster, resource(), listed_.size(), unpaginated_);
       continue_.clear();
       listed_.clear();
-      streamingList_ = !synced_ && heldCount() == 0;  // objects taken already are reconciled
+      streamingList_ = !synced_ && size() == 0;  // objects taken already are reconciled
       requestPage();
       return;
     }
@@ -624,11 +624,7 @@ std::shared_ptr<const model::Object> Reflector::admitListed(Store& into, model::
 std::shared_ptr<const model::Object> Reflector::admitListed(KeyStore& into, model::Object& item) {
   const model::ObjectMeta& m = model::metaOf(item);
   if (m.uid.empty()) return rejectListed();
-  if (!into.insert(HeldKey{model::UidKey(m.uid), m.resourceVersion,
-                           model::hashOf(model::namespacedName(m))})
-           .second) {
-    return rejectListed();
-  }
+  if (!into.insert(heldKeyOf(m)).second) return rejectListed();
   return std::make_shared<const model::Object>(std::move(item));
 }
 
@@ -949,8 +945,7 @@ bool Reflector::applyWatched(S& store, model::EventType type,
     if constexpr (kHeldObject<typename S::value_type>) {
       store.insert(obj);
     } else {
-      store.insert(HeldKey{model::UidKey(meta.uid), meta.resourceVersion,
-                           model::hashOf(model::namespacedName(meta))});
+      store.insert(heldKeyOf(meta));
     }
     reportTracked();
     deliver(model::EventType::Added, std::move(obj), EventOrigin::Watch);

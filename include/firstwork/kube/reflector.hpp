@@ -373,7 +373,9 @@ class Reflector {
     return held;
   }
   std::shared_ptr<const model::Object> lastState(const HeldKey& held) const;
-  size_t heldCount() const { return size(); }
+  static HeldKey heldKeyOf(const model::ObjectMeta& m) {
+    return {model::UidKey(m.uid), m.resourceVersion, model::hashOf(model::namespacedName(m))};
+  }
 
   Store store_;    // keepObjects
   KeyStore keys_;  // !keepObjects
