@@ -189,7 +189,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   using kube::KubeObserver::onEvent;  // the observer's per-event hook stays the default no-op
   void onEvent(const kube::ObjectEvent& e) override {
     if (e.finalStateUnknown) {
-      engine.onDeletedUnknown(e.cluster, e.kind, model::metaOf(*e.object).uid, e.observedAt);
+      engine.onDeletedUnknown(e.cluster, e.kind, model::metaOf(*e.object).uid, e.nameHash,
+                              e.observedAt);
     } else {
       engine.onObject(e.cluster, e.type, e.object, e.observedAt);  // shared, not copied
     }
@@ -834,11 +835,12 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       c.client = std::make_unique<kube::KubeClient>(io, clock, cc.name, std::move(*rest), kopts,
                                                     this);
       for (auto kind : watchedKinds(cc.role)) {
-        // The engine keeps every pod it is given, as last seen: the pod reflectors keep their
-        // identities alone (a relist's delete names the pod by uid; the engine deletes what it
-        // holds), so that what is kept of a pod is the engine's to decide.
+        // The engine keeps every pod it is given, and the inventory every claim, as last seen:
+        // the pod and claim reflectors keep their identities alone (a relist's delete names the
+        // object by uid; the engine deletes what it holds), so that what is kept of a pod or a
+        // claim is the engine's to decide.
         kube::ReflectorOptions ro = kopts.reflector;
-        ro.keepObjects = kind != model::Kind::Pod;
+        ro.keepObjects = kind != model::Kind::Pod && kind != model::Kind::ResourceClaim;
         c.client->addReflector(kind, *this, std::move(ro));
       }
       clusters.push_back(std::move(c));

@@ -457,12 +457,13 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
     }
   }
   attachExternal(c, rec, p.meta.uid);
-  // Generated claims name their template: learn its devices from claims already seen.
+  // Generated claims name their template: learn its devices from claims already seen (the
+  // pod's status names the claim made for each of its template claims).
   for (const auto& pc : p.claims) {
-    if (pc.generatedClaimName.empty()) continue;
-    const model::ResourceClaim* claim =
-        inv.findClaim(c.config.name, p.meta.namespace_, pc.generatedClaimName);
-    if (claim != nullptr) learnTemplate(c, *claim);
+    if (pc.generatedClaimName.empty() || pc.resourceClaimTemplateName.empty()) continue;
+    if (auto claim = inv.findClaim(c.config.name, p.meta.namespace_, pc.generatedClaimName)) {
+      learnTemplate(p.meta.namespace_, pc.resourceClaimTemplateName, *claim->requests);
+    }
   }
   joinPod(c, *it, p, holder);
 }
@@ -495,22 +496,27 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
     if (pod == c.pods.end()) continue;
     for (const auto& pc : pod->second.claims) {
       if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
-      std::vector<model::DeviceRequest> needs;
-      for (const auto& r : claim.requests) {
-        if (r.allocationModeAll || r.deviceClassName.empty()) continue;
-        model::DeviceRequest need;
-        need.deviceClassName = r.deviceClassName;
-        need.count = r.count;
-        need.selectors = r.selectors;
-        needs.push_back(std::move(need));
-      }
-      auto key = std::make_pair(claim.meta.namespace_, pc.resourceClaimTemplateName);
-      auto& slot = templates[key];
-      if (slot != needs) {
-        slot = std::move(needs);
-        devicesDirty = true;
-      }
+      learnTemplate(claim.meta.namespace_, pc.resourceClaimTemplateName, claim.requests);
     }
+  }
+}
+
+void MilestoneEngine::State::learnTemplate(std::string_view ns, std::string_view templateName,
+                                           const CompactVector<model::DeviceRequest>& requests) {
+  std::vector<model::DeviceRequest> needs;
+  for (const auto& r : requests) {
+    if (r.allocationModeAll || r.deviceClassName.empty()) continue;
+    model::DeviceRequest need;
+    need.deviceClassName = r.deviceClassName;
+    need.count = r.count;
+    need.selectors = r.selectors;
+    needs.push_back(std::move(need));
+  }
+  auto key = std::make_pair(std::string(ns), std::string(templateName));
+  auto& slot = templates[key];
+  if (slot != needs) {
+    slot = std::move(needs);
+    devicesDirty = true;
   }
 }
 
@@ -518,11 +524,12 @@ void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,
                                      const model::ResourceClaim& claim, SystemTime at,
                                      const std::shared_ptr<const model::Object>& holder) {
   (void)at;
-  if (!inv.onClaim(c.config.name, type, std::shared_ptr<const model::ResourceClaim>(holder, &claim))) {
+  (void)holder;
+  if (!inv.onClaim(c.config.name, type, claim)) {
     ++stats.rejectedInventoryObjects;
     return;
   }
-  // The inventory keeps the claim (shared with the reflector); the engine reads it from there.
+  // The inventory keeps a record of the claim; the engine reads it from there.
   if (type != model::EventType::Deleted) learnTemplate(c, claim);
   // Allocation changes what the consuming pods hold.
   for (const auto& uid : claim.reservedForPods) {
@@ -756,7 +763,8 @@ void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
 }
 
 void MilestoneEngine::onDeletedUnknown(std::string_view cluster, model::Kind kind,
-                                       std::string_view uid, SystemTime observedAt) {
+                                       std::string_view uid, uint64_t nameHash,
+                                       SystemTime observedAt) {
   ClusterData* c = s_->cluster(cluster);
   if (c == nullptr) {
     ++s_->stats.unknownCluster;
@@ -770,6 +778,19 @@ void MilestoneEngine::onDeletedUnknown(std::string_view cluster, model::Kind kin
       return;
     }
     s_->deletePodUnknown(*c, *it, uid, observedAt);
+    return;
+  }
+  if (kind == model::Kind::ResourceClaim) {
+    // The inventory's record is its last state; the pods it named look at their devices again.
+    auto pods = s_->inv.eraseClaim(cluster, uid, nameHash);
+    if (!pods) {
+      ++s_->stats.ignoredObjects;
+      return;
+    }
+    for (const auto& uidKey : *pods) {
+      auto pod = c->pods.find(uidKey);
+      if (pod != c->pods.end()) s_->markPodDirty(pod->second);
+    }
     return;
   }
   // The last state seen, delivered deleted (the holder copied first: it is replaced in place).

@@ -51,9 +51,30 @@ std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bo
 }  // namespace
 
 bool Inventory::sameClaim(const ClaimRecord& a, const ClaimRecord& b) {
-  return a.allocated() == b.allocated() && a.requests() == b.requests() &&
-         (!a.allocated() || a.allocations() == b.allocations());
+  return a.allocated == b.allocated && a.requests == b.requests &&
+         (!a.allocated || a.allocations == b.allocations);
 }
+
+namespace {
+
+// status.reservedFor's pods, then the pods among the owner references, each once.
+CompactVector<model::UidKey> claimPods(const model::ResourceClaim& claim) {
+  CompactVector<model::UidKey> pods;
+  auto add = [&](std::string_view uid) {
+    if (uid.empty()) return;
+    for (const auto& p : pods) {
+      if (p == uid) return;
+    }
+    pods.emplace_back(uid);
+  };
+  for (const auto& uid : claim.reservedForPods) add(uid);
+  for (const auto& o : claim.meta.ownerReferences) {
+    if (o.kind == "Pod") add(o.uid);
+  }
+  return pods;
+}
+
+}  // namespace
 
 size_t Inventory::DeviceKeyHash::operator()(const DeviceKey& k) const noexcept {
   const std::hash<std::string_view> hash;
@@ -219,14 +240,8 @@ bool Inventory::samePod(const PodRecord& a, const model::Pod& b) const {
 
 bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
                         const model::ResourceClaim& claim) {
+  static_assert(sizeof(ClaimRecord) <= 112, "a claim's record in jemalloc's 128-byte class");
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
-  return onClaim(cluster_name, type, std::make_shared<const model::ResourceClaim>(claim));
-}
-
-bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
-                        std::shared_ptr<const model::ResourceClaim> shared) {
-  if (type == model::EventType::Bookmark || type == model::EventType::Error || !shared) return true;
-  const model::ResourceClaim& claim = *shared;
   if (claim.meta.name.empty()) {
     ++rejected_objects_;
     return false;
@@ -240,28 +255,50 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
     }
     return true;
   }
-  ClaimRecord record{std::move(shared)};
+  ClaimRecord record{claim.meta.name, claim.meta.namespace_, model::UidKey(claim.meta.uid),
+                     claim.requests,  claim.allocations,     claimPods(claim),
+                     claim.allocated};
   if (existing == state.claims.end()) {
     holdClaim(state, record, +1);
     state.claims.insert(std::move(record));
     return true;
   }
-  // The same name, so the same place in the set: the record takes the latest object either way
-  // (with the same figures it is all that changes).
+  // The same name, so the same place in the set: the record takes the latest facts either way
+  // (with the same figures only its uid and pods may change).
   if (!sameClaim(*existing, record)) {
     holdClaim(state, *existing, -1);
     holdClaim(state, record, +1);
+    existing->requests = std::move(record.requests);
+    existing->allocations = std::move(record.allocations);
+    existing->allocated = record.allocated;
   }
-  existing->object = std::move(record.object);
+  if (!(existing->uid == record.uid)) existing->uid = std::move(record.uid);
+  if (existing->pods != record.pods) existing->pods = std::move(record.pods);
   return true;
 }
 
-const model::ResourceClaim* Inventory::findClaim(std::string_view cluster_name, std::string_view ns,
-                                                std::string_view name) const {
+std::optional<std::vector<model::UidKey>> Inventory::eraseClaim(std::string_view cluster_name,
+                                                                std::string_view uid,
+                                                                uint64_t nameHash) {
+  auto it = clusters_.find(cluster_name);
+  if (it == clusters_.end()) return std::nullopt;
+  ClusterState& state = it->second;
+  auto existing = state.claims.find(UidAtName{nameHash, model::UidKey::Probe(uid)});
+  if (existing == state.claims.end()) return std::nullopt;
+  std::vector<model::UidKey> pods(existing->pods.begin(), existing->pods.end());
+  holdClaim(state, *existing, -1);
+  state.claims.erase(existing);
+  return pods;
+}
+
+std::optional<Inventory::ClaimView> Inventory::findClaim(std::string_view cluster_name,
+                                                         std::string_view ns,
+                                                         std::string_view name) const {
   const ClusterState* state = findCluster(cluster_name);
-  if (state == nullptr) return nullptr;
+  if (state == nullptr) return std::nullopt;
   auto it = state->claims.find(model::NamespacedName{ns, name});
-  return it == state->claims.end() ? nullptr : it->object.get();
+  if (it == state->claims.end()) return std::nullopt;
+  return ClaimView{&it->requests, it->allocated, &it->allocations, &it->pods};
 }
 
 void Inventory::advanceTo(SystemTime at) { tracker_.advanceTo(at); }
@@ -506,8 +543,8 @@ void Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign)
 }
 
 void Inventory::holdClaim(ClusterState& state, const ClaimRecord& claim, int64_t sign) const {
-  if (!claim.allocated()) return;
-  for (const auto& result : claim.allocations()) {
+  if (!claim.allocated) return;
+  for (const auto& result : claim.allocations) {
     DeviceKey key{result.driver, result.pool, result.device};
     auto it = state.allocatedDevices.find(key);
     if (sign > 0) {
@@ -551,7 +588,7 @@ void Inventory::applyDraDelta(const ClusterState& state, const DeviceKey& key,
 std::optional<std::string> Inventory::requestedClass(const ClaimRecord& claim,
                                                      const model::DeviceAllocation& result) const {
   const std::string_view request = requestName(result.request);
-  for (const auto& r : claim.requests()) {
+  for (const auto& r : claim.requests) {
     if (r.name == request) return classForRequest(r);
   }
   return std::nullopt;
@@ -1061,8 +1098,8 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
       ++out.unresolvedClaims;
       continue;
     }
-    if (claim->allocated()) {
-      for (const auto& result : claim->allocations()) {
+    if (claim->allocated) {
+      for (const auto& result : claim->allocations) {
         if (auto device_class = classOfAllocation(cluster_name, *claim, result)) {
           addCount(counts, std::move(*device_class), true, 1);
         } else {
@@ -1071,7 +1108,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
       }
       continue;
     }
-    for (const auto& request : claim->requests()) {
+    for (const auto& request : claim->requests) {
       if (request.allocationModeAll) {
         ++out.unresolvedClaims;
         continue;

@@ -49,6 +49,17 @@ bool sameName(const H& held, const model::ObjectMeta& m) {
   }
 }
 
+// What a synthetic delete of the held entry tells of its namespace and name: the hash the
+// identity keeps (ObjectEvent::nameHash); nothing for an object, which carries them itself.
+template <typename H>
+uint64_t nameHashOf(const H& held) {
+  if constexpr (kHeldObject<H>) {
+    return 0;
+  } else {
+    return held.name;
+  }
+}
+
 // An object of `kind` with nothing set.
 model::Object emptyObject(model::Kind kind) {
   switch (kind) {
@@ -71,6 +82,7 @@ struct Reflector::Change {
   model::EventType type;
   std::shared_ptr<const model::Object> object;
   bool finalStateUnknown = false;
+  uint64_t nameHash = 0;  // ObjectEvent::nameHash
 };
 
 std::string_view restartReasonName(RestartReason reason) {
@@ -394,7 +406,7 @@ bool Reflector::deleteAll(S& store) {
   reportTracked();
   for (const auto& held : old) {
     deliver(model::EventType::Deleted, lastState(held), EventOrigin::Relist,
-            !kHeldObject<typename S::value_type>);
+            !kHeldObject<typename S::value_type>, nameHashOf(held));
     if (state_ == ReflectorState::Stopped) return false;
   }
   return true;
@@ -666,7 +678,7 @@ void Reflector::completeList() {
   consecutiveUnauthorized_ = 0;
   reportTracked();
   for (auto& c : changes) {
-    deliver(c.type, std::move(c.object), origin, c.finalStateUnknown);
+    deliver(c.type, std::move(c.object), origin, c.finalStateUnknown, c.nameHash);
     if (state_ == ReflectorState::Stopped) return;
   }
   if (!synced_) {
@@ -697,7 +709,9 @@ void Reflector::reconcile(S& store, std::vector<Change>& changes) {
   listed_.shrink_to_fit();
   // Deletions first: objects that vanished while we were not watching.
   for (const auto& old : store) {
-    if (!next.count(old)) changes.push_back({model::EventType::Deleted, lastState(old), !kObjects});
+    if (!next.count(old)) {
+      changes.push_back({model::EventType::Deleted, lastState(old), !kObjects, nameHashOf(old)});
+    }
   }
   for (const auto& obj : order) {
     const model::ObjectMeta& m = model::metaOf(*obj);
@@ -1012,7 +1026,7 @@ void Reflector::onWatchDone(uint64_t gen, HttpResult result) {
 }
 
 void Reflector::deliver(model::EventType type, std::shared_ptr<const model::Object> object,
-                        EventOrigin origin, bool finalStateUnknown) {
+                        EventOrigin origin, bool finalStateUnknown, uint64_t nameHash) {
   ++stats_.events;
   if (ctx_.observer) {
     ctx_.observer->onEvent(ctx_.cluster, resource(), type, origin != EventOrigin::Watch);
@@ -1025,6 +1039,7 @@ void Reflector::deliver(model::EventType type, std::shared_ptr<const model::Obje
   ev.observedAt = clock_.systemNow();
   ev.origin = origin;
   ev.finalStateUnknown = finalStateUnknown;
+  ev.nameHash = nameHash;
   sink_.onEvent(ev);
 }
 

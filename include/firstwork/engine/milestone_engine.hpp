@@ -53,10 +53,11 @@ class MilestoneEngine {
   /// not list it, or its resource went away, and the reflector keeps no objects of this kind
   /// (kube::ReflectorOptions::keepObjects; client-go's DeletedFinalStateUnknown). The engine
   /// deletes it as it last saw it, as if that state had come deleted. It keeps its Workloads and
-  /// pods; for any other kind, or an object it does not hold, nothing happens (counted as
-  /// ignored).
+  /// pods, and the inventory its ResourceClaims, which it finds by `nameHash`
+  /// (kube::ObjectEvent::nameHash: model::hashOf of the object's namespace and name); for any
+  /// other kind, or an object it does not hold, nothing happens (counted as ignored).
   void onDeletedUnknown(std::string_view cluster, model::Kind kind, std::string_view uid,
-                        SystemTime observedAt);
+                        uint64_t nameHash, SystemTime observedAt);
   /// The daemon's own connection to `cluster` (source `probe`): `eventTime` is when it was lost or
   /// regained as far as the daemon can tell.
   void onConnection(std::string_view cluster, bool connected, SystemTime eventTime,

@@ -18,6 +18,7 @@
 #include "firstwork/model/dra.hpp"
 #include "firstwork/model/node.hpp"
 #include "firstwork/model/pod.hpp"
+#include "firstwork/model/uid_key.hpp"
 #include "firstwork/model/workload.hpp"
 
 namespace firstwork::inventory {
@@ -319,16 +320,30 @@ class Inventory {
   /// The pod `ns`/`name` is gone, its last state unknown (a relist did not list it): it is
   /// deleted as last seen.
   void erasePod(std::string_view cluster, std::string_view ns, std::string_view name);
-  /// ResourceClaim event: requests and allocation results.
+  /// ResourceClaim event: requests, allocation results, and the pods it names (reserved for,
+  /// or owning it). A record of its own of these; the claim is not kept.
   bool onClaim(std::string_view cluster, model::EventType type, const model::ResourceClaim& claim);
-  /// Same, keeping the caller's claim instead of a copy (the engine shares its decoded claims).
-  bool onClaim(std::string_view cluster, model::EventType type,
-               std::shared_ptr<const model::ResourceClaim> claim);
-  /// The claim `ns`/`name` of `cluster` as last seen (the decoded object the caller shared), or
-  /// null when it is not tracked. The engine reads a generated claim's requests through it
-  /// rather than keeping claims of its own (bench/README.md, change 66).
-  const model::ResourceClaim* findClaim(std::string_view cluster, std::string_view ns,
-                                        std::string_view name) const;
+  /// The claim of `cluster` with uid `uid` is gone, its last state unknown (a relist did not list
+  /// it): it is deleted as last seen. `nameHash` is model::hashOf of its namespace and name, as
+  /// the reflector's store kept it (kube::ObjectEvent::nameHash): the claims are kept by name, and
+  /// the hash finds the uid's among them without an index by uid. Returns the pods the claim
+  /// named (ClaimView::pods), or nullopt when no claim of that uid is tracked.
+  std::optional<std::vector<model::UidKey>> eraseClaim(std::string_view cluster,
+                                                       std::string_view uid, uint64_t nameHash);
+  /// What the inventory keeps of a claim: views into its record, valid until the claim's next
+  /// event.
+  struct ClaimView {
+    const CompactVector<model::DeviceRequest>* requests = nullptr;        // never null
+    bool allocated = false;                                               // status.allocation
+    const CompactVector<model::DeviceAllocation>* allocations = nullptr;  // never null
+    /// status.reservedFor's pods and the pods among its owner references, each once.
+    const CompactVector<model::UidKey>* pods = nullptr;  // never null
+  };
+  /// The claim `ns`/`name` of `cluster` as last seen, or nullopt when it is not tracked. The
+  /// engine reads a generated claim's requests through it rather than keeping claims of its own
+  /// (bench/README.md, change 66).
+  std::optional<ClaimView> findClaim(std::string_view cluster, std::string_view ns,
+                                     std::string_view name) const;
   /// Advances the pool-seconds integral (see PoolTracker::advanceTo).
   void advanceTo(SystemTime at);
   /// Forgets every object of `cluster`; counters are kept.
@@ -440,12 +455,35 @@ class Inventory {
     mutable bool ended = false;  // Succeeded or Failed
     model::NamespacedName key() const { return {ns, name}; }
   };
+  /// One per tracked claim (50,000 at the largest estates): what is read of it (its requests,
+  /// allocation results and the pods it names) under its namespace and name, and its uid for a
+  /// delete whose last state is unknown (eraseClaim). A 128-byte node, where sharing the decoded
+  /// claim took a 32-byte node but kept the claim's 256-byte block and its lists, about 560
+  /// bytes, alive (bench/README.md, change 97; an "ns/name" key took a 64-byte node and the key's
+  /// heap block before change 74).
+  struct ClaimRecord {
+    ShortString name;
+    Interned ns;
+    mutable model::UidKey uid;  // a claim deleted and made again under its name has another
+    mutable CompactVector<model::DeviceRequest> requests;
+    mutable CompactVector<model::DeviceAllocation> allocations;
+    mutable CompactVector<model::UidKey> pods;  // ClaimView::pods
+    mutable bool allocated = false;
+    model::NamespacedName key() const { return {ns, name}; }
+  };
+  /// A claim's uid where its namespace and name hash to `hash` (eraseClaim): found in the set of
+  /// records by that hash and told apart by the uid.
+  struct UidAtName {
+    size_t hash;
+    model::UidKey::Probe uid;
+  };
   /// Hashes a record (a PodRecord, a ClaimRecord) by its namespace and name (key()), and a
   /// model::NamespacedName the same way: sets of records are looked up by name without a key of
   /// their own.
   struct RecordHash {
     using is_transparent = void;
     size_t operator()(model::NamespacedName k) const noexcept { return model::hashOf(k); }
+    size_t operator()(const UidAtName& k) const noexcept { return k.hash; }
     template <typename Record>
     size_t operator()(const Record& r) const noexcept {
       return model::hashOf(r.key());
@@ -460,21 +498,9 @@ class Inventory {
     }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const { return of(a) == of(b); }
+    bool operator()(const UidAtName& a, const ClaimRecord& b) const { return b.uid == a.uid; }
+    bool operator()(const ClaimRecord& a, const UidAtName& b) const { return a.uid == b.uid; }
   };
-  /// A claim as last seen: the decoded object itself, shared with its owner (the requests and
-  /// allocation results are what is read), in a set keyed like the pods' (50,000 claims at the
-  /// largest estates: a 32-byte node each, where an "ns/name" key took a 64-byte node and the
-  /// key's heap block; bench/README.md, change 74).
-  struct ClaimRecord {
-    mutable std::shared_ptr<const model::ResourceClaim> object;  // never null; never renamed
-    model::NamespacedName key() const { return model::namespacedName(object->meta); }
-    const CompactVector<model::DeviceRequest>& requests() const { return object->requests; }
-    bool allocated() const { return object->allocated; }
-    const CompactVector<model::DeviceAllocation>& allocations() const {
-      return object->allocations;
-    }
-  };
-
   /// A DRA device: its driver, pool and name as the slice and the claim hold them (pooled
   /// handles, 24 bytes; a "driver\x1fpool\x1fdevice" string was 32 and a heap block, in two
   /// places a device; bench/README.md, change 74). Ordered by the three texts.

@@ -54,6 +54,10 @@ struct ObjectEvent {
   /// metadata.uid, and the last state is what the sink kept (client-go's
   /// DeletedFinalStateUnknown).
   bool finalStateUnknown = false;
+  /// With finalStateUnknown: model::hashOf of the object's namespace and name as the store kept
+  /// it, for a sink that keeps its records by name (the inventory's claims) to find the uid's
+  /// among them without an index by uid. 0 otherwise.
+  uint64_t nameHash = 0;
   bool synthetic() const { return origin != EventOrigin::Watch; }
 };
 
@@ -222,7 +226,7 @@ class Reflector {
   void restart(RestartReason reason);
   void setWatchUp(bool up);
   void deliver(model::EventType type, std::shared_ptr<const model::Object> object,
-               EventOrigin origin, bool finalStateUnknown = false);
+               EventOrigin origin, bool finalStateUnknown = false, uint64_t nameHash = 0);
   void reportTracked();
   void noteResponse(const HttpResult& result);
   std::string basePath() const;

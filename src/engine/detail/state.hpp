@@ -794,6 +794,8 @@ struct MilestoneEngine::State {
   void retryUnresolvedPods(ClusterData& c, std::string_view ns);
   void markPodDirty(const PodRecord& rec);
   void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);
+  void learnTemplate(std::string_view ns, std::string_view templateName,
+                     const CompactVector<model::DeviceRequest>& requests);
   /// `uid`: the pod's (its key's text).
   void attachExternal(ClusterData& c, PodRecord& rec, std::string_view uid);
   LocalWorkload* local(std::string_view cluster, std::string_view uid);

@@ -577,6 +577,38 @@ TEST_CASE("A scrape shows the engine's figures for every event the daemon has ta
   CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kStale) == 0);
 }
 
+namespace {
+
+// research/`name` of `resource` is deleted while the daemon cannot watch: the API server goes
+// away, the object is deleted and the history that told of it is compacted, so the watch,
+// resumed, gets 410 Expired and the relist does not list it. The allocated GPUs (the
+// `allocated` series) go from `before` to `after` and stay there.
+void deletedWhileUnwatched(LiveDaemon& live, httplib::Client& http,
+                           const std::vector<std::string>& allocated, const std::string& resource,
+                           const std::string& name, double before, double after) {
+  using namespace std::chrono_literals;
+  REQUIRE(testing::eventually(
+      [&] { return sampleSum(scrapeMetrics(http), "firstwork_gpus", allocated) == before; }, 30s));
+  live.server->stop();
+  REQUIRE(live.server->remove(resource, "research", name));
+  live.server->compactHistory(false);
+  live.server->start();
+  std::string body;
+  REQUIRE(testing::eventually(
+      [&] {
+        body = scrapeMetrics(http);
+        return sampleSum(body, "firstwork_gpus", allocated) == after;
+      },
+      30s));
+  CHECK(sampleSum(body, "firstwork_watch_restarts_total",
+                  {R"(cluster="gpu-a")", "resource=\"" + resource + "\"", R"(reason="expired")"}) >= 1);
+  // What the others hold stays allocated.
+  std::this_thread::sleep_for(300ms);
+  CHECK(sampleSum(scrapeMetrics(http), "firstwork_gpus", allocated) == after);
+}
+
+}  // namespace
+
 // The daemon's pod reflectors keep no objects (the engine keeps its own): a pod deleted while the
 // daemon could not watch, and so missing from the relist, reaches the engine as a delete by uid
 // alone, and the engine deletes the pod it holds, as it last saw it. Had the daemon dropped such
@@ -601,26 +633,38 @@ TEST_CASE("A pod gone while the daemon could not watch gives its GPUs back after
                                            R"(unit="gpu")", R"(state="allocated")"};
   seedPod("train-a-0", 4);
   seedPod("train-b-0", 2);
-  REQUIRE(testing::eventually(
-      [&] { return sampleSum(scrapeMetrics(http), "firstwork_gpus", allocated) == 6; }, 30s));
-  // The API server goes away; meanwhile train-a-0 is deleted and the history that told of it is
-  // compacted: the watch, resumed, gets 410 Expired, and the relist does not list the pod.
-  live.server->stop();
-  REQUIRE(live.server->remove("pods", "research", "train-a-0"));
-  live.server->compactHistory(false);
-  live.server->start();
-  std::string body;
-  REQUIRE(testing::eventually(
-      [&] {
-        body = scrapeMetrics(http);
-        return sampleSum(body, "firstwork_gpus", allocated) == 2;
-      },
-      30s));
-  CHECK(sampleSum(body, "firstwork_watch_restarts_total",
-                  {R"(cluster="gpu-a")", R"(resource="pods")", R"(reason="expired")"}) >= 1);
-  // The other pod's GPUs stay allocated.
-  std::this_thread::sleep_for(300ms);
-  CHECK(sampleSum(scrapeMetrics(http), "firstwork_gpus", allocated) == 2);
+  deletedWhileUnwatched(live, http, allocated, "pods", "train-a-0", 6, 2);
+}
+
+// The daemon's claim reflectors keep no objects either (the inventory keeps a record of each
+// claim): a claim deleted while the daemon could not watch reaches the engine as a delete by uid
+// and the hash of its name alone, and the inventory erases its record, as last seen. Had the
+// daemon dropped such a delete, its device would stay allocated for good.
+TEST_CASE("A ResourceClaim gone while the daemon could not watch gives its device back after the relist",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  LiveDaemon live((dir.path / "firstwork.db").string(), false);
+  httplib::Client http(live.daemon->baseUrl());
+  live.server->create("resourceslices", R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+    "metadata":{"name":"gpu-node-0-gpu.nvidia.com-x7k2p","creationTimestamp":")" + ago(600s) + R"("},
+    "spec":{"driver":"gpu.nvidia.com","nodeName":"gpu-node-0",
+      "pool":{"name":"gpu-node-0","generation":1,"resourceSliceCount":1},
+      "devices":[{"name":"gpu-0","attributes":{"type":{"string":"gpu"}}},
+                 {"name":"gpu-1","attributes":{"type":{"string":"gpu"}}},
+                 {"name":"gpu-2","attributes":{"type":{"string":"gpu"}}}]}})");
+  auto seedClaim = [&](const std::string& name, const std::string& device) {
+    live.server->create("resourceclaims", R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",
+      "metadata":{"name":")" + name + R"(","namespace":"research","creationTimestamp":")" + ago(300s) + R"("},
+      "spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com","count":1}}]}},
+      "status":{"allocation":{"devices":{"results":[
+        {"request":"gpu","driver":"gpu.nvidia.com","pool":"gpu-node-0","device":")" + device + R"("}]}}}})");
+  };
+  const std::vector<std::string> allocated{R"(cluster="gpu-a")", R"(device_class="gpu.nvidia.com")",
+                                           R"(unit="gpu")", R"(state="allocated")"};
+  seedClaim("train-a-0-gpu-k3x9q", "gpu-0");
+  seedClaim("train-b-0-gpu-m2w7z", "gpu-1");
+  deletedWhileUnwatched(live, http, allocated, "resourceclaims", "train-a-0-gpu-k3x9q", 2, 1);
 }
 
 // A scrape waits for its step's commit for at most 50 ms from the loop's first look at it: under

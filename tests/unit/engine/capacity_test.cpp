@@ -345,6 +345,64 @@ TEST_CASE("Claim template devices are learned from a generated claim", "[engine]
   CHECK(strandedNow(snap, "c1", "gpu.nvidia.com", StrandedPhase::Idle) == 2);
 }
 
+TEST_CASE("A claim gone with its final state unknown gives its devices back, and its pod's workload looks again",
+          "[engine][capacity]") {
+  // The daemon's claim reflectors keep no objects (change 97): a relist that does not list a
+  // claim names it by uid and the hash of its namespace/name alone; the inventory erases its
+  // record as last seen, and the pods the claim named have their devices read again. Here the
+  // workload's devices are known only through its pod's pre-created claim.
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", node("n1", {}, at(seconds(-7200))), at(seconds(-3600)));
+  h.put("c1", gpuSlice("n1-gpus", "n1", "n1", 1, 8, at(seconds(-7200))), at(seconds(-3600)));
+  WorkloadBuilder w("ns", "job-t", "w-t", at(seconds(0)));
+  w.ownedByJob("t", "job-t")
+      .claimPodSet(1, "")
+      .reserved("cq", at(seconds(1)))
+      .admitted(at(seconds(1)));
+  h.put("c1", w.obj(), at(seconds(1)));
+  PodBuilder pod("ns", "t-0", "t-pod", at(seconds(2)));
+  pod.ownedByJob("t", "job-t");
+  pod.mutate().claims.push_back({"gpu", "shared-gpus", "", ""});
+  model::ResourceClaim claim;
+  claim.meta.name = "shared-gpus";
+  claim.meta.namespace_ = "ns";
+  claim.meta.uid = "claim-t";
+  claim.requests.push_back({"gpu", "gpu.nvidia.com", 2, {}, false, false});
+  claim.allocated = true;
+  claim.allocations.push_back({"gpu", "gpu.nvidia.com", "n1", "gpu-0"});
+  claim.allocations.push_back({"gpu", "gpu.nvidia.com", "n1", "gpu-1"});
+  claim.reservedForPods.push_back("t-pod");
+  h.put("c1", claim, at(seconds(3)));
+  pod.scheduled("n1", at(seconds(3))).running(at(seconds(4)));
+  h.put("c1", pod.obj(), at(seconds(4)));
+  h.step(at(seconds(6)));
+  auto snap = h.e.snapshot();
+  CHECK(gpusNow(snap, "c1", "gpu.nvidia.com", "allocated") == 2);
+  CHECK(snap.stats.unresolvedClaimTemplates == 0);  // the pod's claim says what it holds
+  const uint64_t ignored = snap.stats.ignoredObjects;
+
+  // Another uid, or the right uid under another name's hash: nothing held, counted.
+  h.e.onDeletedUnknown("c1", model::Kind::ResourceClaim, "claim-other",
+                       model::hashOf({"ns", "shared-gpus"}), at(seconds(10)));
+  h.e.onDeletedUnknown("c1", model::Kind::ResourceClaim, "claim-t", model::hashOf({"ns", "other"}),
+                       at(seconds(10)));
+  h.step(at(seconds(10)));
+  snap = h.e.snapshot();
+  CHECK(snap.stats.ignoredObjects == ignored + 2);
+  CHECK(gpusNow(snap, "c1", "gpu.nvidia.com", "allocated") == 2);
+  CHECK(snap.stats.unresolvedClaimTemplates == 0);
+
+  // The claim itself: its devices are free, and its pod's workload, looking again, no longer
+  // knows what it needs.
+  h.e.onDeletedUnknown("c1", model::Kind::ResourceClaim, "claim-t",
+                       model::hashOf({"ns", "shared-gpus"}), at(seconds(20)));
+  h.step(at(seconds(20)));
+  snap = h.e.snapshot();
+  CHECK(snap.stats.ignoredObjects == ignored + 2);
+  CHECK(gpusNow(snap, "c1", "gpu.nvidia.com", "allocated") == 0);
+  CHECK(snap.stats.unresolvedClaimTemplates == 1);
+}
+
 TEST_CASE("Inactive and never-admissible workloads are not demand", "[engine][capacity]") {
   Harness h(standaloneConfig("c1"));
   h.put("c1", gpuNode("n1", 8, at(seconds(-7200))), at(seconds(-3600)));

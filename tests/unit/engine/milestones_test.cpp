@@ -205,17 +205,17 @@ TEST_CASE("A delete whose final state is unknown deletes the Workload or pod as 
   const uint64_t ignored = h.e.snapshot().stats.ignoredObjects;
   // Nothing held under that uid, a kind the engine keeps no objects of, an unknown cluster:
   // counted, nothing else.
-  h.e.onDeletedUnknown("c1", model::Kind::Pod, "pod-unknown", at(300s));
-  h.e.onDeletedUnknown("c1", model::Kind::Node, "node-uid", at(300s));
-  h.e.onDeletedUnknown("elsewhere", model::Kind::Pod, "pod-a", at(300s));
+  h.e.onDeletedUnknown("c1", model::Kind::Pod, "pod-unknown", 0, at(300s));
+  h.e.onDeletedUnknown("c1", model::Kind::Node, "node-uid", 0, at(300s));
+  h.e.onDeletedUnknown("elsewhere", model::Kind::Pod, "pod-a", 0, at(300s));
   h.step(at(300s));
   CHECK(h.e.snapshot().stats.ignoredObjects == ignored + 2);
   CHECK(h.e.snapshot().stats.unknownCluster == 1);
   CHECK(h.e.snapshot().stats.trackedPods == 1);
 
   // Not listed by a relist at 2,000 s.
-  h.e.onDeletedUnknown("c1", model::Kind::Workload, "wl-a", at(2000s));
-  h.e.onDeletedUnknown("c1", model::Kind::Pod, "pod-a", at(2000s));
+  h.e.onDeletedUnknown("c1", model::Kind::Workload, "wl-a", 0, at(2000s));
+  h.e.onDeletedUnknown("c1", model::Kind::Pod, "pod-a", 0, at(2000s));
   // Deleted as last seen: the Workload since its deletionTimestamp (100 s), so it is collected
   // an hour (deletedRetention) after that; the pod since it was found gone.
   h.step(at(3701s));

@@ -65,6 +65,27 @@ firstwork::model::PodClaim podClaim(const std::string& name, const std::string& 
   return c;
 }
 
+// The first of `slices` and its node (Ready) on cluster w1; returns the slice's pool.
+std::string addFirstSlice(Inventory& inventory,
+                          const std::vector<firstwork::model::ResourceSlice>& slices) {
+  REQUIRE_FALSE(slices.empty());
+  REQUIRE(inventory.onNode("w1", kAdd, node(slices[0].nodeName)));
+  REQUIRE(inventory.onSlice("w1", kAdd, slices[0], at(0)));
+  return slices[0].poolName;
+}
+
+// ns/`name` with `uid`, asking one gpu.nvidia.com device and allocated `device` of `pool`,
+// reserved for the pod of uid `pod` (none when empty).
+firstwork::model::ResourceClaim gpuClaim(const std::string& name, const std::string& pool,
+                                         const std::string& device, const std::string& uid,
+                                         const std::string& pod = "") {
+  auto c = claim("ns", name, {request("gpu", "gpu.nvidia.com")},
+                 {{"gpu", "gpu.nvidia.com", pool, device}});
+  c.meta.uid = uid;
+  if (!pod.empty()) c.reservedForPods.emplace_back(pod);
+  return c;
+}
+
 bool sameCounts(const std::vector<DeviceCount>& got, const std::vector<DeviceCount>& want) {
   if (got.size() != want.size()) return false;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -408,39 +429,112 @@ TEST_CASE("allocated ResourceClaims count their devices once, in the device's cl
   CHECK(f.free == 2);
 }
 
-TEST_CASE("a claim is held as the caller's object, and only its latest version",
-          "[inventory][allocation]") {
+TEST_CASE("a claim's record keeps what is read of it, not the claim", "[inventory][allocation]") {
+  // Its requests, allocation results, the pods it names and its uid, under its namespace and
+  // name (change 97): the caller's claim is not held.
   Inventory inventory;
   const auto slices = loadSlices("dra-resourceslice-v1-nvidia-gpu-openshift-conformance.yaml");
-  const std::string pool = slices[0].poolName;
-  REQUIRE(inventory.onNode("w1", kAdd, node(slices[0].nodeName)));
-  REQUIRE(inventory.onSlice("w1", kAdd, slices[0], at(0)));
-  auto v1 = std::make_shared<const firstwork::model::ResourceClaim>(
-      claim("ns", "c1", {request("gpu", "gpu.nvidia.com")}, {{"gpu", "gpu.nvidia.com", pool, "gpu-1"}}));
+  const std::string pool = addFirstSlice(inventory, slices);
+  auto made = gpuClaim("c1", pool, "gpu-1", "5f0e3c1a-9b7d-4e2f-8a6c-1d3b5f7e9a0c", "pod-b");
+  made.meta.ownerReferences.push_back({firstwork::Interned("Job"), firstwork::ShortString("job"),
+                                       firstwork::SmallString("job-uid")});
+  made.meta.ownerReferences.push_back(
+      {firstwork::Interned("Pod"), firstwork::ShortString("a"), firstwork::SmallString("pod-a")});
+  made.meta.ownerReferences.push_back(
+      {firstwork::Interned("Pod"), firstwork::ShortString("b"), firstwork::SmallString("pod-b")});
+  auto v1 = std::make_shared<const firstwork::model::ResourceClaim>(made);
   std::weak_ptr<const firstwork::model::ResourceClaim> w1 = v1;
-  REQUIRE(inventory.onClaim("w1", kAdd, std::move(v1)));
-  CHECK_FALSE(w1.expired());  // held, not copied
+  REQUIRE(inventory.onClaim("w1", kAdd, *v1));
+  v1.reset();
+  CHECK(w1.expired());  // not held
   CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
-  // A new version with the same requests and results (a status write elsewhere): the same
-  // figures, and the previous version is let go.
-  auto v2 = std::make_shared<const firstwork::model::ResourceClaim>(*w1.lock());
-  std::weak_ptr<const firstwork::model::ResourceClaim> w2 = v2;
-  REQUIRE(inventory.onClaim("w1", kMod, std::move(v2)));
-  CHECK(w1.expired());
-  CHECK_FALSE(w2.expired());
+  auto seen = inventory.findClaim("w1", "ns", "c1");
+  REQUIRE(seen.has_value());
+  REQUIRE(seen->requests->size() == 1);
+  CHECK((*seen->requests)[0].deviceClassName == "gpu.nvidia.com");
+  CHECK(seen->allocated);
+  REQUIRE(seen->allocations->size() == 1);
+  CHECK((*seen->allocations)[0].device == "gpu-1");
+  // Reserved for pod-b, owned by pod-a and pod-b (and a Job, not a pod): each pod once.
+  REQUIRE(seen->pods->size() == 2);
+  CHECK((*seen->pods)[0] == std::string_view("pod-b"));
+  CHECK((*seen->pods)[1] == std::string_view("pod-a"));
+
+  // A status write elsewhere (the same requests and results): the same figures; what it names
+  // follows.
+  made.reservedForPods.clear();
+  REQUIRE(inventory.onClaim("w1", kMod, made));
   CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
-  // Another device: the figures move, and only the latest version is held.
-  auto v3 = std::make_shared<const firstwork::model::ResourceClaim>(
-      claim("ns", "c1", {request("gpu", "gpu.nvidia.com")}, {{"gpu", "gpu.nvidia.com", pool, "gpu-0"}}));
-  std::weak_ptr<const firstwork::model::ResourceClaim> w3 = v3;
-  REQUIRE(inventory.onClaim("w1", kMod, std::move(v3)));
-  CHECK(w2.expired());
+  seen = inventory.findClaim("w1", "ns", "c1");
+  REQUIRE(seen.has_value());
+  CHECK(seen->pods->size() == 2);  // both still own it
+  // Another device: the figures move, and the record holds the latest results.
+  made.allocations[0].device = "gpu-0";
+  REQUIRE(inventory.onClaim("w1", kMod, made));
   ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
   CHECK(f.allocated == 1);
   CHECK(f.free == 1);
-  REQUIRE(inventory.onClaim("w1", kDel, *w3.lock()));
-  CHECK(w3.expired());
+  CHECK((*inventory.findClaim("w1", "ns", "c1")->allocations)[0].device == "gpu-0");
+  // Deallocated: nothing held; its requests are still what its pods want.
+  made.allocated = false;
+  made.allocations.clear();
+  REQUIRE(inventory.onClaim("w1", kMod, made));
   CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 0);
+  CHECK_FALSE(inventory.findClaim("w1", "ns", "c1")->allocated);
+  auto owner = pod("ns", "a", slices[0].nodeName);
+  owner.claims.push_back(podClaim("gpu", "c1"));
+  CHECK(sameCounts(inventory.podDevices("w1", owner).devices, {{"gpu.nvidia.com", 1, false}}));
+  // Deleted by its last state: the deleted object's own figures are not read.
+  REQUIRE(inventory.onClaim("w1", kMod,
+                            claim("ns", "c1", {request("gpu", "gpu.nvidia.com")},
+                                  {{"gpu", "gpu.nvidia.com", pool, "gpu-1"}})));
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
+  REQUIRE(inventory.onClaim("w1", kDel, claim("ns", "c1", {})));
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 0);
+  CHECK_FALSE(inventory.findClaim("w1", "ns", "c1").has_value());
+}
+
+TEST_CASE("a claim whose last state is unknown is erased by its uid, found by its name's hash",
+          "[inventory][allocation]") {
+  // A relist's delete from a reflector that keeps identities alone: the uid and the hash of
+  // namespace/name its store kept (kube::ObjectEvent::nameHash).
+  Inventory inventory;
+  const auto slices = loadSlices("dra-resourceslice-v1-nvidia-gpu-openshift-conformance.yaml");
+  const std::string pool = addFirstSlice(inventory, slices);
+  const auto first = gpuClaim("c1", pool, "gpu-1", "uid-first", "pod-a");
+  const auto other = gpuClaim("c2", pool, "gpu-0", "uid-other");
+  REQUIRE(inventory.onClaim("w1", kAdd, first));
+  REQUIRE(inventory.onClaim("w1", kAdd, other));
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 2);
+  const uint64_t c1 = firstwork::model::hashOf({"ns", "c1"});
+  const uint64_t c2 = firstwork::model::hashOf({"ns", "c2"});
+
+  // A uid under another name's hash, an unknown uid, another cluster: nothing.
+  CHECK_FALSE(inventory.eraseClaim("w1", "uid-first", c2).has_value());
+  CHECK_FALSE(inventory.eraseClaim("w1", "uid-none", c1).has_value());
+  CHECK_FALSE(inventory.eraseClaim("w9", "uid-first", c1).has_value());
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 2);
+
+  // Deleted and made again under its name while unwatched: the relist lists the new claim, and
+  // the old uid's delete finds nothing of it.
+  auto again = first;
+  again.meta.uid = "uid-again";
+  again.reservedForPods.clear();
+  again.reservedForPods.emplace_back("pod-b");
+  REQUIRE(inventory.onClaim("w1", kMod, again));
+  CHECK_FALSE(inventory.eraseClaim("w1", "uid-first", c1).has_value());
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 2);
+  // Its own uid erases it as last seen, and names the pods it was reserved for.
+  const auto pods = inventory.eraseClaim("w1", "uid-again", c1);
+  REQUIRE(pods.has_value());
+  REQUIRE(pods->size() == 1);
+  CHECK((*pods)[0] == std::string_view("pod-b"));
+  CHECK_FALSE(inventory.findClaim("w1", "ns", "c1").has_value());
+  ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
+  CHECK(f.allocated == 1);
+  CHECK(f.free == 1);
+  CHECK(inventory.findClaim("w1", "ns", "c2").has_value());
+  CHECK_FALSE(inventory.eraseClaim("w1", "uid-again", c1).has_value());  // gone already
 }
 
 TEST_CASE("claims of one name in two namespaces, and devices of one name in two pools, are apart",
@@ -462,11 +556,12 @@ TEST_CASE("claims of one name in two namespaces, and devices of one name in two 
   CHECK(f.published == 4);
   CHECK(f.allocated == 2);
   CHECK(f.free == 2);
-  REQUIRE(inventory.findClaim("w1", "ns-a", "c") != nullptr);
-  CHECK(inventory.findClaim("w1", "ns-a", "c")->allocations[0].pool == "n1");
-  CHECK(inventory.findClaim("w1", "ns-b", "c")->allocations[0].pool == "n2");
-  CHECK(inventory.findClaim("w1", "ns-c", "c") == nullptr);
-  CHECK(inventory.findClaim("w2", "ns-a", "c") == nullptr);
+  REQUIRE(inventory.findClaim("w1", "ns-a", "c").has_value());
+  REQUIRE(inventory.findClaim("w1", "ns-b", "c").has_value());
+  CHECK((*inventory.findClaim("w1", "ns-a", "c")->allocations)[0].pool == "n1");
+  CHECK((*inventory.findClaim("w1", "ns-b", "c")->allocations)[0].pool == "n2");
+  CHECK_FALSE(inventory.findClaim("w1", "ns-c", "c").has_value());
+  CHECK_FALSE(inventory.findClaim("w2", "ns-a", "c").has_value());
 
   auto in_c = pod("ns-c", "p", "n1");
   in_c.claims.push_back(podClaim("gpu", "c"));
@@ -480,7 +575,7 @@ TEST_CASE("claims of one name in two namespaces, and devices of one name in two 
   f = requireFigures(inventory, "w1", "gpu.nvidia.com");
   CHECK(f.allocated == 1);
   CHECK(f.free == 3);
-  CHECK(inventory.findClaim("w1", "ns-a", "c") == nullptr);
+  CHECK_FALSE(inventory.findClaim("w1", "ns-a", "c").has_value());
   auto in_b = pod("ns-b", "p", "n2");
   in_b.claims.push_back(podClaim("gpu", "c"));
   CHECK(sameCounts(inventory.podDevices("w1", in_b).devices, {{"gpu.nvidia.com", 1, true}}));

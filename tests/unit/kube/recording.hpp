@@ -22,6 +22,7 @@ class RecordingSink final : public kube::EventSink {
     std::string rv;
     std::string previousRv;  // the resourceVersion the sink held before the event; "" for none
     bool finalStateUnknown = false;
+    uint64_t nameHash = 0;  // kube::ObjectEvent::nameHash
   };
   void onEvent(const kube::ObjectEvent& ev) override {
     const auto& m = model::metaOf(*ev.object);
@@ -32,7 +33,8 @@ class RecordingSink final : public kube::EventSink {
            m.uid.str(),
            m.resourceVersion.str(),
            it != mirror.end() ? it->second : std::string(),
-           ev.finalStateUnknown};
+           ev.finalStateUnknown,
+           ev.nameHash};
     events.push_back(s);
     // What a consumer relies on: Added only for unknown objects, Modified/Deleted only for
     // known ones, nothing repeated; a final state unknown only on a synthetic delete, with the
@@ -48,6 +50,7 @@ class RecordingSink final : public kube::EventSink {
         (ev.type != model::EventType::Deleted || !ev.synthetic() || !m.name.empty())) {
       ++violations;
     }
+    if (ev.finalStateUnknown != (ev.nameHash != 0)) ++violations;  // the name's hash with it
     if (ev.type == model::EventType::Deleted) {
       mirror.erase(s.uid);
     } else {

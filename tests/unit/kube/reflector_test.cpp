@@ -292,6 +292,8 @@ TEST_CASE("ERROR 410 relists at the last RV and emits synthetic events for the d
   // Its last state: the object held, or, from a store that keeps none, its uid alone.
   CHECK(h.sink.events[0].finalStateUnknown == !keepObjects);
   CHECK(h.sink.events[0].name == (keepObjects ? "b" : ""));
+  // Its namespace and name as their hash (a sink keeping records by name finds it so).
+  CHECK(h.sink.events[0].nameHash == (keepObjects ? 0 : model::hashOf({"ns", "b"})));
   CHECK(h.sink.events[0].rv == "6");
   CHECK_FALSE(h.sink.events[1].finalStateUnknown);
   CHECK(h.sink.events[1].type == EventType::Modified);
@@ -931,6 +933,9 @@ TEST_CASE("a resource that goes away takes its objects with it, as synthetic del
     CHECK(e.origin == EventOrigin::Relist);
     CHECK(e.finalStateUnknown == !keepObjects);
     CHECK(e.name.empty() == !keepObjects);
+    if (!keepObjects) {
+      CHECK(e.nameHash == model::hashOf({"ns", e.uid == "u1" ? "a" : "b"}));
+    }
     gone.insert(e.uid + "@" + e.rv);
   }
   CHECK(gone == std::set<std::string>{"u1@5", "u2@6"});
