@@ -111,10 +111,15 @@ void PodRecord::setFacts(const model::Pod& p, int32_t crashLoopRestarts) {
     }
   }
   // Status churn leaves these as they were: copied (a block of their own) only when changed.
-  if (!std::equal(requests.begin(), requests.end(), p.requests.begin(), p.requests.end())) {
-    requests = p.requests;
+  if (!requests.equals(p.requests)) requests.assign(p.requests);
+  const auto sameClaim = [](const model::PodClaim& a, const model::PodClaim& b) {
+    return a.name == b.name && a.resourceClaimName == b.resourceClaimName &&
+           a.resourceClaimTemplateName == b.resourceClaimTemplateName &&
+           a.generatedClaimName == b.generatedClaimName;
+  };
+  if (!std::equal(claims.begin(), claims.end(), p.claims.begin(), p.claims.end(), sameClaim)) {
+    claims.assign(p.claims);
   }
-  if (!p.claims.empty() || !claims.empty()) claims = p.claims;
   const std::optional<StuckReason> r = podStuckReason(p, crashLoopRestarts);
   stuck_ = r ? static_cast<uint8_t>(*r) : kNotStuck;
 }

@@ -462,7 +462,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   for (const auto& pc : p.claims) {
     if (pc.generatedClaimName.empty() || pc.resourceClaimTemplateName.empty()) continue;
     if (auto claim = inv.findClaim(c.config.name, p.meta.namespace_, pc.generatedClaimName)) {
-      learnTemplate(p.meta.namespace_, pc.resourceClaimTemplateName, *claim->requests);
+      learnTemplate(p.meta.namespace_, pc.resourceClaimTemplateName, claim->requests);
     }
   }
   joinPod(c, *it, p, holder);
@@ -496,13 +496,14 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
     if (pod == c.pods.end()) continue;
     for (const auto& pc : pod->second.claims) {
       if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
-      learnTemplate(claim.meta.namespace_, pc.resourceClaimTemplateName, claim.requests);
+      learnTemplate(claim.meta.namespace_, pc.resourceClaimTemplateName,
+                    {claim.requests.data(), claim.requests.size()});
     }
   }
 }
 
 void MilestoneEngine::State::learnTemplate(std::string_view ns, std::string_view templateName,
-                                           const CompactVector<model::DeviceRequest>& requests) {
+                                           std::span<const model::DeviceRequest> requests) {
   std::vector<model::DeviceRequest> needs;
   for (const auto& r : requests) {
     if (r.allocationModeAll || r.deviceClassName.empty()) continue;

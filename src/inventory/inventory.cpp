@@ -7,6 +7,8 @@
 #include <set>
 #include <utility>
 
+#include <boost/container/small_vector.hpp>
+
 namespace firstwork::inventory {
 
 namespace {
@@ -195,7 +197,8 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
   ClusterState& state = cluster(cluster_name);
   auto existing = state.pods.find(model::namespacedName(pod.meta));
   if (existing == state.pods.end()) {
-    PodRecord record{pod.meta.name, pod.meta.namespace_, pod.nodeName, pod.requests, podEnded(pod)};
+    PodRecord record{pod.meta.name, pod.meta.namespace_, pod.nodeName, {}};
+    setHeld(record, pod);
     holdPod(state, record, +1);
     state.pods.insert(std::move(record));
     return true;
@@ -205,11 +208,22 @@ bool Inventory::onPod(std::string_view cluster_name, model::EventType type, cons
   if (!samePod(*existing, pod)) {
     holdPod(state, *existing, -1);
     existing->nodeName = pod.nodeName;
-    existing->requests = pod.requests;
-    existing->ended = podEnded(pod);
+    setHeld(*existing, pod);
     holdPod(state, *existing, +1);
   }
   return true;
+}
+
+void Inventory::setHeld(const PodRecord& record, const model::Pod& pod) const {
+  if (podEnded(pod)) {
+    record.requests.clear();
+    return;
+  }
+  boost::container::small_vector<std::pair<Interned, int64_t>, 4> held;
+  for (const auto& r : pod.requests) {
+    if (tracked(r.first)) held.push_back(r);
+  }
+  record.requests.assign(held);
 }
 
 void Inventory::erasePod(std::string_view cluster_name, std::string_view ns,
@@ -222,25 +236,22 @@ void Inventory::erasePod(std::string_view cluster_name, std::string_view ns,
 }
 
 bool Inventory::samePod(const PodRecord& a, const model::Pod& b) const {
-  if (a.nodeName != b.nodeName || a.ended != podEnded(b)) return false;
-  // The tracked requests of each, in order.
-  auto next = [this](const model::ResourceList& list, size_t i) {
-    while (i < list.size() && !tracked(list[i].first)) ++i;
-    return i;
-  };
-  size_t i = next(a.requests, 0);
-  size_t j = next(b.requests, 0);
-  while (i < a.requests.size() && j < b.requests.size()) {
-    if (a.requests[i] != b.requests[j]) return false;
-    i = next(a.requests, i + 1);
-    j = next(b.requests, j + 1);
+  if (a.nodeName != b.nodeName) return false;
+  if (podEnded(b)) return a.requests.empty();
+  // The record's requests are b's tracked ones, in order.
+  size_t i = 0;
+  for (const auto& r : b.requests) {
+    if (!tracked(r.first)) continue;
+    if (i == a.requests.size() || a.requests[i] != r) return false;
+    ++i;
   }
-  return i == a.requests.size() && j == b.requests.size();
+  return i == a.requests.size();
 }
 
 bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
                         const model::ResourceClaim& claim) {
-  static_assert(sizeof(ClaimRecord) <= 112, "a claim's record in jemalloc's 128-byte class");
+  static_assert(sizeof(ClaimRecord) <= 88, "a claim's record in jemalloc's 96-byte class");
+  static_assert(sizeof(PodRecord) <= 56, "a pod's record in jemalloc's 64-byte class");
   if (type == model::EventType::Bookmark || type == model::EventType::Error) return true;
   if (claim.meta.name.empty()) {
     ++rejected_objects_;
@@ -255,9 +266,12 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
     }
     return true;
   }
-  ClaimRecord record{claim.meta.name, claim.meta.namespace_, model::UidKey(claim.meta.uid),
-                     claim.requests,  claim.allocations,     claimPods(claim),
-                     claim.allocated};
+  ClaimRecord record{
+      claim.meta.name, claim.meta.namespace_, model::UidKey(claim.meta.uid), {}, {}, {}, false};
+  record.requests.assign(claim.requests);
+  record.allocations.assign(claim.allocations);
+  record.pods.assign(claimPods(claim));
+  record.allocated = claim.allocated;
   if (existing == state.claims.end()) {
     holdClaim(state, record, +1);
     state.claims.insert(std::move(record));
@@ -298,7 +312,7 @@ std::optional<Inventory::ClaimView> Inventory::findClaim(std::string_view cluste
   if (state == nullptr) return std::nullopt;
   auto it = state->claims.find(model::NamespacedName{ns, name});
   if (it == state->claims.end()) return std::nullopt;
-  return ClaimView{&it->requests, it->allocated, &it->allocations, &it->pods};
+  return ClaimView{it->requests.span(), it->allocated, it->allocations.span(), it->pods.span()};
 }
 
 void Inventory::advanceTo(SystemTime at) { tracker_.advanceTo(at); }
@@ -526,7 +540,7 @@ void Inventory::serve(const ClusterState& state, const std::string& resource,
 }
 
 void Inventory::holdPod(ClusterState& state, const PodRecord& pod, int64_t sign) const {
-  if (pod.ended || pod.nodeName.empty()) return;
+  if (pod.nodeName.empty()) return;
   auto& by_resource = state.held[pod.nodeName];
   for (const auto& [resource, milli] : pod.requests) {
     if (!tracked(resource)) continue;
@@ -1050,8 +1064,11 @@ std::vector<DeviceCount> Inventory::podSetDemand(const model::PodSet& podSet) co
 }
 
 PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod& pod) const {
-  return podDevices(cluster_name, PodUse{pod.meta.namespace_, pod.nodeName, pod.phase,
-                                         &pod.requests, &pod.claims});
+  return podDevices(cluster_name, PodUse{pod.meta.namespace_,
+                                         pod.nodeName,
+                                         pod.phase,
+                                         {pod.requests.data(), pod.requests.size()},
+                                         {pod.claims.data(), pod.claims.size()}});
 }
 
 PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& pod) const {
@@ -1066,7 +1083,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
   }
   std::map<std::pair<std::string, bool>, int64_t> counts;
 
-  for (const auto& [resource, milli] : *pod.requests) {
+  for (const auto& [resource, milli] : pod.requests) {
     if (!tracked(resource)) continue;
     const int64_t units = wholeUnits(milli);
     if (units == 0) continue;
@@ -1085,7 +1102,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
     addCount(counts, *device_class, bound, units);
   }
 
-  for (const auto& pod_claim : *pod.claims) {
+  for (const auto& pod_claim : pod.claims) {
     const std::string& claim_name = !pod_claim.resourceClaimName.empty()
                                         ? pod_claim.resourceClaimName
                                         : pod_claim.generatedClaimName;

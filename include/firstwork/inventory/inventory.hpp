@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
+#include "firstwork/core/frozen_list.hpp"
 #include "firstwork/core/result.hpp"
 #include "firstwork/inventory/pool_tracker.hpp"
 #include "firstwork/model/decode.hpp"  // model::EventType
@@ -256,8 +258,8 @@ struct PodUse {
   Interned ns;
   Interned nodeName;
   model::PodPhase phase = model::PodPhase::Unknown;
-  const model::ResourceList* requests = nullptr;           // never null
-  const CompactVector<model::PodClaim>* claims = nullptr;  // never null
+  std::span<const std::pair<Interned, int64_t>> requests;  // a model::ResourceList's entries
+  std::span<const model::PodClaim> claims;
 };
 
 /// What podDevices() found for a pod.
@@ -333,11 +335,11 @@ class Inventory {
   /// What the inventory keeps of a claim: views into its record, valid until the claim's next
   /// event.
   struct ClaimView {
-    const CompactVector<model::DeviceRequest>* requests = nullptr;        // never null
-    bool allocated = false;                                               // status.allocation
-    const CompactVector<model::DeviceAllocation>* allocations = nullptr;  // never null
+    std::span<const model::DeviceRequest> requests;
+    bool allocated = false;  // status.allocation
+    std::span<const model::DeviceAllocation> allocations;
     /// status.reservedFor's pods and the pods among its owner references, each once.
-    const CompactVector<model::UidKey>* pods = nullptr;  // never null
+    std::span<const model::UidKey> pods;
   };
   /// The claim `ns`/`name` of `cluster` as last seen, or nullopt when it is not tracked. The
   /// engine reads a generated claim's requests through it rather than keeping claims of its own
@@ -442,32 +444,34 @@ class Inventory {
     model::KeyValues nvidiaLabels;    // "nvidia.com/" labels (sharing)
     bool operator==(const NodeRecord&) const = default;
   };
-  /// One per tracked pod (150,000 at the largest estates): what is read of it (its node, whether
-  /// it ended, its requests) under its namespace and name, in a set hashed and compared by them.
-  /// An 80-byte node a pod, where sharing the decoded pod took a 32-byte node but kept the pod's
-  /// 560 bytes alive (bench/README.md, change 96; a record with an "ns/name" key took a 96-byte
-  /// node and the key's 48 bytes of heap before change 68).
+  /// One per tracked pod (150,000 at the largest estates): what is read of it (its node, and
+  /// what it holds: its tracked requests, none once it ended) under its namespace and name, in
+  /// a set hashed and compared by them. A 64-byte node a pod (80 with its requests a
+  /// CompactVector and an `ended` flag, before change 98), where sharing the decoded pod took a
+  /// 32-byte node but kept the pod's 560 bytes alive (bench/README.md, change 96; a record with
+  /// an "ns/name" key took a 96-byte node and the key's 48 bytes of heap before change 68).
   struct PodRecord {
     ShortString name;
     Interned ns;
     mutable Interned nodeName;
-    mutable model::ResourceList requests;
-    mutable bool ended = false;  // Succeeded or Failed
+    /// The tracked requests of a pod that has not ended (Succeeded or Failed), in the pod's
+    /// order: what it holds on its node. Empty for a pod that ended.
+    mutable FrozenList<std::pair<Interned, int64_t>> requests;
     model::NamespacedName key() const { return {ns, name}; }
   };
   /// One per tracked claim (50,000 at the largest estates): what is read of it (its requests,
   /// allocation results and the pods it names) under its namespace and name, and its uid for a
-  /// delete whose last state is unknown (eraseClaim). A 128-byte node, where sharing the decoded
-  /// claim took a 32-byte node but kept the claim's 256-byte block and its lists, about 560
-  /// bytes, alive (bench/README.md, change 97; an "ns/name" key took a 64-byte node and the key's
-  /// heap block before change 74).
+  /// delete whose last state is unknown (eraseClaim). A 96-byte node with its lists FrozenLists
+  /// (change 98; 128 with CompactVectors), where sharing the decoded claim took a 32-byte node
+  /// but kept the claim's 256-byte block and its lists, about 560 bytes, alive (bench/README.md,
+  /// change 97; an "ns/name" key took a 64-byte node and the key's heap block before change 74).
   struct ClaimRecord {
     ShortString name;
     Interned ns;
     mutable model::UidKey uid;  // a claim deleted and made again under its name has another
-    mutable CompactVector<model::DeviceRequest> requests;
-    mutable CompactVector<model::DeviceAllocation> allocations;
-    mutable CompactVector<model::UidKey> pods;  // ClaimView::pods
+    mutable FrozenList<model::DeviceRequest> requests;
+    mutable FrozenList<model::DeviceAllocation> allocations;
+    mutable FrozenList<model::UidKey> pods;  // ClaimView::pods
     mutable bool allocated = false;
     model::NamespacedName key() const { return {ns, name}; }
   };
@@ -660,6 +664,8 @@ class Inventory {
   /// Whether a pod's new version holds what its record does: node, termination and tracked
   /// requests.
   bool samePod(const PodRecord& a, const model::Pod& b) const;
+  /// Sets what the record says `pod` holds: its tracked requests, none once it ended.
+  void setHeld(const PodRecord& record, const model::Pod& pod) const;
   static NodeSharing sharingOf(const NodeRecord& node, std::string_view resource);
   /// The class `resource` counts on `node` (nullptr: not bound, the resource itself); nullopt
   /// when the node's sharing mode for it is unknown.

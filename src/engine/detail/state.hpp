@@ -20,6 +20,7 @@
 #include <boost/container/flat_set.hpp>
 
 #include "firstwork/core/compact_vector.hpp"
+#include "firstwork/core/frozen_list.hpp"
 #include "firstwork/core/interned.hpp"
 #include "firstwork/core/optional_time.hpp"
 #include "firstwork/core/small_string.hpp"
@@ -304,7 +305,7 @@ struct RarePodFields {
 /// fields most pods leave empty live behind `rare`, the flags share one word, the Workload is a
 /// pointer, the signals take 24 bytes and the cluster is the map's (ClusterData::pods), so that
 /// a record with its hash-map node (the next pointer and the 16-byte uid key) fits jemalloc's
-/// 256-byte size class (bench/README.md, changes 35, 58, 61, 83, 95 and 96).
+/// 224-byte size class (bench/README.md, changes 35, 58, 61, 83, 95, 96 and 98).
 struct PodRecord {
   // What the engine reads of the pod after its event, taken from each event (setFacts): the
   // decoded pod goes when its event has been taken (bench/README.md, change 96).
@@ -321,8 +322,10 @@ struct PodRecord {
   /// In phase Running: the earliest and the latest start of a running regular container.
   OptionalTime firstRunningStart;
   OptionalTime lastRunningStart;
-  model::ResourceList requests;
-  CompactVector<model::PodClaim> claims;
+  /// Set whole at an event and read (FrozenList: 8 bytes each where a CompactVector took 16,
+  /// which with the rest put the record's node in the 256-byte class; change 98).
+  FrozenList<std::pair<Interned, int64_t>> requests;  // a model::ResourceList's entries
+  FrozenList<model::PodClaim> claims;
   SystemTime lastObservedAt{};
   SystemTime deletedAt{};
   SystemTime signalObservedAt{};
@@ -399,11 +402,12 @@ struct PodRecord {
     return *rare;
   }
 };
-// With its hash-map node (the next pointer and the 16-byte key) jemalloc's 256-byte class, with
+// With its hash-map node (the next pointer and the 16-byte key) jemalloc's 224-byte class, with
 // what the engine reads of the pod in place of a hold on the decoded pod (its 256-byte block
-// and about 300 bytes of lists; bench/README.md, change 96). 128 before, with the hold.
-static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 232,
-              "PodRecord past jemalloc's 256-byte class with its hash-map node");
+// and about 300 bytes of lists; bench/README.md, change 96) and its two lists FrozenLists
+// (change 98): 256 with CompactVectors, 128 before change 96, with the hold.
+static_assert(sizeof(void*) != 8 || sizeof(PodRecord) <= 200,
+              "PodRecord past jemalloc's 224-byte class with its hash-map node");
 
 /// Devices of one class a workload wants (all its pods).
 struct DeviceNeed {
@@ -534,15 +538,15 @@ struct PodUidEqual {
   }
 };
 /// uid → record, one per tracked pod (150,000 at the benchmark's full estate). Keyed by the uid
-/// packed: 16 bytes where the SmallString key took 40, and with the record a node of jemalloc's
-/// 128-byte class, not 160 (bench/README.md, change 95).
+/// packed: 16 bytes where the SmallString key took 40 (bench/README.md, change 95); with the
+/// record a node of jemalloc's 224-byte class (change 98).
 using PodMap = std::unordered_map<model::UidKey, PodRecord, PodUidHash, PodUidEqual>;
 
 /// A pod's namespace and name, as its record has them.
 inline model::NamespacedName podName(const PodEntry* e) { return {e->second.ns, e->second.name}; }
 /// What the inventory's podDevices() reads of a pod, from its record.
 inline inventory::PodUse podUse(const PodRecord& r) {
-  return {r.ns, r.nodeName, r.phase, &r.requests, &r.claims};
+  return {r.ns, r.nodeName, r.phase, r.requests.span(), r.claims.span()};
 }
 /// A Workload's namespace and name, as its decoded object has them.
 inline model::NamespacedName workloadName(const LocalWorkload* l) {
@@ -795,7 +799,7 @@ struct MilestoneEngine::State {
   void markPodDirty(const PodRecord& rec);
   void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);
   void learnTemplate(std::string_view ns, std::string_view templateName,
-                     const CompactVector<model::DeviceRequest>& requests);
+                     std::span<const model::DeviceRequest> requests);
   /// `uid`: the pod's (its key's text).
   void attachExternal(ClusterData& c, PodRecord& rec, std::string_view uid);
   LocalWorkload* local(std::string_view cluster, std::string_view uid);

@@ -381,6 +381,15 @@ TEST_CASE("a pod's record keeps what is read of it, not the pod", "[inventory][a
   REQUIRE(inventory.onPod("w1", kMod,
                           pod("ns", "p2", "b", {{"nvidia.com/gpu", 2000}}, PodPhase::Succeeded)));
   CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").allocated == 0);
+  // An ended pod holds nothing whatever its later events say, and its delete gives nothing
+  // back twice.
+  REQUIRE(inventory.onPod("w1", kMod,
+                          pod("ns", "p2", "b", {{"nvidia.com/gpu", 4000}}, PodPhase::Failed)));
+  CHECK(requireFigures(inventory, "w1", "nvidia.com/gpu").allocated == 0);
+  REQUIRE(inventory.onPod("w1", kDel, pod("ns", "p2", "b", {})));
+  const ClassFigures f = requireFigures(inventory, "w1", "nvidia.com/gpu");
+  CHECK(f.allocated == 0);
+  CHECK(f.free == 16);
 }
 
 TEST_CASE("allocated ResourceClaims count their devices once, in the device's class",
@@ -450,15 +459,15 @@ TEST_CASE("a claim's record keeps what is read of it, not the claim", "[inventor
   CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
   auto seen = inventory.findClaim("w1", "ns", "c1");
   REQUIRE(seen.has_value());
-  REQUIRE(seen->requests->size() == 1);
-  CHECK((*seen->requests)[0].deviceClassName == "gpu.nvidia.com");
+  REQUIRE(seen->requests.size() == 1);
+  CHECK(seen->requests[0].deviceClassName == "gpu.nvidia.com");
   CHECK(seen->allocated);
-  REQUIRE(seen->allocations->size() == 1);
-  CHECK((*seen->allocations)[0].device == "gpu-1");
+  REQUIRE(seen->allocations.size() == 1);
+  CHECK(seen->allocations[0].device == "gpu-1");
   // Reserved for pod-b, owned by pod-a and pod-b (and a Job, not a pod): each pod once.
-  REQUIRE(seen->pods->size() == 2);
-  CHECK((*seen->pods)[0] == std::string_view("pod-b"));
-  CHECK((*seen->pods)[1] == std::string_view("pod-a"));
+  REQUIRE(seen->pods.size() == 2);
+  CHECK(seen->pods[0] == std::string_view("pod-b"));
+  CHECK(seen->pods[1] == std::string_view("pod-a"));
 
   // A status write elsewhere (the same requests and results): the same figures; what it names
   // follows.
@@ -467,14 +476,14 @@ TEST_CASE("a claim's record keeps what is read of it, not the claim", "[inventor
   CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
   seen = inventory.findClaim("w1", "ns", "c1");
   REQUIRE(seen.has_value());
-  CHECK(seen->pods->size() == 2);  // both still own it
+  CHECK(seen->pods.size() == 2);  // both still own it
   // Another device: the figures move, and the record holds the latest results.
   made.allocations[0].device = "gpu-0";
   REQUIRE(inventory.onClaim("w1", kMod, made));
   ClassFigures f = requireFigures(inventory, "w1", "gpu.nvidia.com");
   CHECK(f.allocated == 1);
   CHECK(f.free == 1);
-  CHECK((*inventory.findClaim("w1", "ns", "c1")->allocations)[0].device == "gpu-0");
+  CHECK(inventory.findClaim("w1", "ns", "c1")->allocations[0].device == "gpu-0");
   // Deallocated: nothing held; its requests are still what its pods want.
   made.allocated = false;
   made.allocations.clear();
@@ -558,8 +567,8 @@ TEST_CASE("claims of one name in two namespaces, and devices of one name in two 
   CHECK(f.free == 2);
   REQUIRE(inventory.findClaim("w1", "ns-a", "c").has_value());
   REQUIRE(inventory.findClaim("w1", "ns-b", "c").has_value());
-  CHECK((*inventory.findClaim("w1", "ns-a", "c")->allocations)[0].pool == "n1");
-  CHECK((*inventory.findClaim("w1", "ns-b", "c")->allocations)[0].pool == "n2");
+  CHECK(inventory.findClaim("w1", "ns-a", "c")->allocations[0].pool == "n1");
+  CHECK(inventory.findClaim("w1", "ns-b", "c")->allocations[0].pool == "n2");
   CHECK_FALSE(inventory.findClaim("w1", "ns-c", "c").has_value());
   CHECK_FALSE(inventory.findClaim("w2", "ns-a", "c").has_value());
 
