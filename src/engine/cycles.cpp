@@ -112,13 +112,12 @@ void PodRecord::setFacts(const model::Pod& p, int32_t crashLoopRestarts) {
   }
   // Status churn leaves these as they were: copied (a block of their own) only when changed.
   if (!requests.equals(p.requests)) requests.assign(p.requests);
-  const auto sameClaim = [](const model::PodClaim& a, const model::PodClaim& b) {
-    return a.name == b.name && a.resourceClaimName == b.resourceClaimName &&
-           a.resourceClaimTemplateName == b.resourceClaimTemplateName &&
-           a.generatedClaimName == b.generatedClaimName;
+  const auto sameClaim = [](const model::PodClaimRef& a, const model::PodClaim& b) {
+    return a.name == b.name && a.templateName == b.resourceClaimTemplateName &&
+           std::string_view(a.claim) == model::claimNameOf(b);
   };
   if (!std::equal(claims.begin(), claims.end(), p.claims.begin(), p.claims.end(), sameClaim)) {
-    claims.assign(p.claims);
+    claims.assign(p.claims);  // each a PodClaimRef of the pod's claim
   }
   const std::optional<StuckReason> r = podStuckReason(p, crashLoopRestarts);
   stuck_ = r ? static_cast<uint8_t>(*r) : kNotStuck;

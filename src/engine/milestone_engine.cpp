@@ -495,8 +495,10 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
     auto pod = c.pods.find(model::UidKey::Probe(o.uid));
     if (pod == c.pods.end()) continue;
     for (const auto& pc : pod->second.claims) {
-      if (pc.name != *podClaim || pc.resourceClaimTemplateName.empty()) continue;
-      learnTemplate(claim.meta.namespace_, pc.resourceClaimTemplateName,
+      if (std::string_view(pc.name) != std::string_view(*podClaim) || pc.templateName.empty()) {
+        continue;
+      }
+      learnTemplate(claim.meta.namespace_, pc.templateName,
                     {claim.requests.data(), claim.requests.size()});
     }
   }

@@ -1068,7 +1068,8 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
                                          pod.nodeName,
                                          pod.phase,
                                          {pod.requests.data(), pod.requests.size()},
-                                         {pod.claims.data(), pod.claims.size()}});
+                                         {pod.claims.data(), pod.claims.size()},
+                                         {}});
 }
 
 PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& pod) const {
@@ -1102,10 +1103,8 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
     addCount(counts, *device_class, bound, units);
   }
 
-  for (const auto& pod_claim : pod.claims) {
-    const std::string& claim_name = !pod_claim.resourceClaimName.empty()
-                                        ? pod_claim.resourceClaimName
-                                        : pod_claim.generatedClaimName;
+  // The ResourceClaim `claim_name` of the pod's namespace ("" while not generated yet).
+  auto addClaim = [&](std::string_view claim_name) {
     const ClaimRecord* claim = nullptr;
     if (state != nullptr && !claim_name.empty()) {
       auto it = state->claims.find(model::NamespacedName{pod.ns, claim_name});
@@ -1113,7 +1112,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
     }
     if (claim == nullptr) {
       ++out.unresolvedClaims;
-      continue;
+      return;
     }
     if (claim->allocated) {
       for (const auto& result : claim->allocations) {
@@ -1123,7 +1122,7 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
           ++out.unclassified;
         }
       }
-      continue;
+      return;
     }
     for (const auto& request : claim->requests) {
       if (request.allocationModeAll) {
@@ -1136,7 +1135,9 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
         out.unclassified += std::max<int64_t>(0, request.count);
       }
     }
-  }
+  };
+  for (const auto& pod_claim : pod.claims) addClaim(model::claimNameOf(pod_claim));
+  for (const auto& ref : pod.claimRefs) addClaim(ref.claim);
   out.devices = toDeviceCounts(counts);
   return out;
 }

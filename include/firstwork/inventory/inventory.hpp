@@ -253,13 +253,15 @@ struct DeviceCount {
 };
 
 /// What podDevices() reads of a pod: its namespace (its claims'), node, phase, requests and
-/// claims. A view: of a decoded pod, or of a record a caller keeps of one (the engine's).
+/// claims. A view: of a decoded pod (its claims in `claims`), or of a record a caller keeps of
+/// one (the engine's: in `claimRefs`).
 struct PodUse {
   Interned ns;
   Interned nodeName;
   model::PodPhase phase = model::PodPhase::Unknown;
   std::span<const std::pair<Interned, int64_t>> requests;  // a model::ResourceList's entries
   std::span<const model::PodClaim> claims;
+  std::span<const model::PodClaimRef> claimRefs;
 };
 
 /// What podDevices() found for a pod.

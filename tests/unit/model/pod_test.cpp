@@ -121,6 +121,25 @@ TEST_CASE("DRA pod joins spec.resourceClaims with status.resourceClaimStatuses",
   CHECK(pod0.claims[0].resourceClaimTemplateName == "single-gpu");
   CHECK(pod0.claims[0].generatedClaimName.empty());
   CHECK(pod0.phase == PodPhase::Unknown);  // no status yet
+
+  // What a record keeps of a claim (PodClaimRef): its name, its template, and the claim it
+  // resolves to: the generated one, a pre-created one, or none yet.
+  const firstwork::model::PodClaimRef generated(p.claims[0]);
+  CHECK(generated.name == "single-gpu");
+  CHECK(generated.templateName == "gpu-claim-template");
+  CHECK(generated.claim == "dra-gpu-example-798fccd4d-sfl2p-single-gpu-d2jzk");
+  CHECK(firstwork::model::PodClaimRef(pod0.claims[0]).claim.empty());
+  firstwork::model::PodClaim preCreated;
+  preCreated.name = "gpu";
+  preCreated.resourceClaimName = "shared-gpus";
+  preCreated.generatedClaimName = "ignored-when-pre-created";
+  CHECK(firstwork::model::claimNameOf(preCreated) == "shared-gpus");
+  const firstwork::model::PodClaimRef pre(preCreated);
+  CHECK(pre.claim == "shared-gpus");
+  CHECK(pre.templateName.empty());
+  CHECK_FALSE(pre == generated);
+  CHECK(pre == firstwork::model::PodClaimRef(preCreated));
+  STATIC_REQUIRE(sizeof(firstwork::model::PodClaimRef) == 48);
 }
 
 TEST_CASE("failed plain pod: null lastTransitionTime, deletion, termination target",
