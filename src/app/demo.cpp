@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <httplib.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -24,6 +23,7 @@
 #include "firstwork/config/cli.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/core/scaled_clock.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/kube/kubeconfig.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/scenario/scenario.hpp"

@@ -1,6 +1,5 @@
 #include "firstwork/http/http_server.hpp"
 
-#include <httplib.h>
 #include <openssl/crypto.h>
 #include <openssl/ssl.h>
 #include <sys/stat.h>
@@ -16,6 +15,7 @@
 
 #include "firstwork/config/listen_address.hpp"
 #include "firstwork/core/thread_name.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/log/redact.hpp"
 #include "firstwork/log/throttle.hpp"

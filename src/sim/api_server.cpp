@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -28,6 +27,7 @@
 #include "base64.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/core/thread_name.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "selectors.hpp"
 #include "tls_certs.hpp"
 

@@ -5,7 +5,6 @@
 // Two standalone clusters run a pod of the same namespace/name (as MultiKueue copies do). A
 // series labelled cluster="gpu-a" must make only gpu-a's workload productive; a series without a
 // cluster label then reaches every cluster, and gpu-a keeps its earlier first work.
-#include <httplib.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "firstwork/core/rfc3339.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "support/prometheus.hpp"
 #include "support/subprocess.hpp"

@@ -5,7 +5,6 @@
 // files, client keys, exec-plugin output, the API token, the Prometheus probe's token — in any
 // log line or API answer. The last check, "[logscan]", is registered to run after every other
 // end-to-end test (ctest fixture firstwork_test_logs) and reads every log those tests kept.
-#include <httplib.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include <regex>
 #include <set>
 
+#include "firstwork/http/httplib.hpp"
 #include "support/daemon_harness.hpp"
 #include "support/net.hpp"
 

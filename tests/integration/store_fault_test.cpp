@@ -5,7 +5,6 @@
 //
 // The store lives on a small tmpfs mounted by the test (CI runs as root, like `scripts/test.sh`).
 // "Full" is a filler file that takes every free block; "read-only" a read-only bind mount.
-#include <httplib.h>
 #include <sys/mount.h>
 
 #include <catch2/catch.hpp>
@@ -17,6 +16,7 @@
 #include <regex>
 
 #include "firstwork/core/scaled_clock.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/scenario/scenario.hpp"
 #include "firstwork/scenario/scenario_player.hpp"
 #include "firstwork/sim/api_server.hpp"

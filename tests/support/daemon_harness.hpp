@@ -3,7 +3,6 @@
 // normalised outcome of a drill, so that two runs of one scenario (fault-free and faulted,
 // uninterrupted and killed) can be compared field by field. Header-only; needs cpp-httplib,
 // nlohmann_json, SQLite3, firstwork::sim and firstwork::scenario.
-#include <httplib.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 
@@ -23,6 +22,7 @@
 
 #include "firstwork/core/clock.hpp"
 #include "firstwork/core/rfc3339.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/scenario/scenario.hpp"
 #include "firstwork/scenario/scenario_player.hpp"
 #include "firstwork/sim/api_server.hpp"

@@ -2,7 +2,6 @@
 // A real Prometheus server (Debian's /usr/bin/prometheus) for end-to-end tests: a free loopback
 // port, a temporary data directory, a 1 s scrape and evaluation interval, and a small query
 // client for its HTTP API.
-#include <httplib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "firstwork/http/httplib.hpp"
 #include "support/net.hpp"
 #include "support/subprocess.hpp"
 

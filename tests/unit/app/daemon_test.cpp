@@ -10,19 +10,13 @@
 #include <sstream>
 #include <thread>
 
-#include <httplib.h>
-// Debian's libcpp-httplib is built with the flags its pkg-config file gives (PkgConfig::httplib):
-// without CPPHTTPLIB_OPENSSL_SUPPORT httplib::Client is 8 bytes where the library's constructor
-// writes 16, over whatever the stack holds next to it.
-#ifndef CPPHTTPLIB_OPENSSL_SUPPORT
-#error "httplib.h included without libcpp-httplib's flags: link PkgConfig::httplib"
-#endif
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
 #include "detail/daemon_config.hpp"
 #include "firstwork/app/daemon.hpp"
 #include "firstwork/core/rfc3339.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/log/log.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
 #include "firstwork/records/records.hpp"

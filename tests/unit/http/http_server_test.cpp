@@ -1,7 +1,6 @@
 #include "firstwork/http/http_server.hpp"
 
 #include <arpa/inet.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
@@ -15,6 +14,7 @@
 #include <functional>
 #include <sstream>
 
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
 #include "fakes/manual_clock.hpp"
 

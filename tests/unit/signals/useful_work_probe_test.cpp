@@ -1,6 +1,5 @@
 #include "firstwork/signals/useful_work_probe.hpp"
 
-#include <httplib.h>
 #include <netinet/in.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
@@ -17,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
 #include "fakes/manual_clock.hpp"
 #include "support/process_threads.hpp"

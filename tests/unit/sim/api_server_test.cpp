@@ -1,7 +1,6 @@
 #include "firstwork/sim/api_server.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "fakes/manual_clock.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "stream_client.hpp"
 #include "support/process_threads.hpp"
 

@@ -1,12 +1,11 @@
 #include "firstwork/sim/fault_injector.hpp"
 
-#include <httplib.h>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "stream_client.hpp"
 
