@@ -52,28 +52,45 @@ std::vector<DeviceCount> toDeviceCounts(const std::map<std::pair<std::string, bo
 
 }  // namespace
 
-bool Inventory::sameClaim(const ClaimRecord& a, const ClaimRecord& b) {
-  return a.allocated == b.allocated && a.requests == b.requests &&
-         (!a.allocated || a.allocations == b.allocations);
-}
-
 namespace {
 
-// status.reservedFor's pods, then the pods among the owner references, each once.
+// Calls f(uid) for each pod a claim names: status.reservedFor's pods, then the pods among the
+// owner references, each once.
+template <typename F>
+void forEachClaimPod(const model::ResourceClaim& claim, F&& f) {
+  const auto& reserved = claim.reservedForPods;
+  for (size_t i = 0; i < reserved.size(); ++i) {
+    const std::string_view uid = reserved[i];
+    const auto before = reserved.begin() + static_cast<ptrdiff_t>(i);
+    if (uid.empty() || std::find(reserved.begin(), before, uid) != before) continue;
+    f(uid);
+  }
+  const auto& owners = claim.meta.ownerReferences;
+  for (size_t i = 0; i < owners.size(); ++i) {
+    const std::string_view uid = owners[i].uid;
+    if (owners[i].kind != "Pod" || uid.empty()) continue;
+    if (std::find(reserved.begin(), reserved.end(), uid) != reserved.end()) continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = owners[j].kind == "Pod" && owners[j].uid == uid;
+    if (!seen) f(uid);
+  }
+}
+
 CompactVector<model::UidKey> claimPods(const model::ResourceClaim& claim) {
   CompactVector<model::UidKey> pods;
-  auto add = [&](std::string_view uid) {
-    if (uid.empty()) return;
-    for (const auto& p : pods) {
-      if (p == uid) return;
-    }
-    pods.emplace_back(uid);
-  };
-  for (const auto& uid : claim.reservedForPods) add(uid);
-  for (const auto& o : claim.meta.ownerReferences) {
-    if (o.kind == "Pod") add(o.uid);
-  }
+  forEachClaimPod(claim, [&](std::string_view uid) { pods.emplace_back(uid); });
   return pods;
+}
+
+// Whether a record's pods are the ones the claim names, in the same order.
+bool sameClaimPods(const FrozenList<model::UidKey>& pods, const model::ResourceClaim& claim) {
+  size_t i = 0;
+  bool same = true;
+  forEachClaimPod(claim, [&](std::string_view uid) {
+    if (same && (i >= pods.size() || !(pods.begin()[i] == uid))) same = false;
+    ++i;
+  });
+  return same && i == pods.size();
 }
 
 }  // namespace
@@ -266,28 +283,37 @@ bool Inventory::onClaim(std::string_view cluster_name, model::EventType type,
     }
     return true;
   }
-  ClaimRecord record{
-      claim.meta.name, claim.meta.namespace_, model::UidKey(claim.meta.uid), {}, {}, {}, false};
-  record.requests.assign(claim.requests);
-  record.allocations.assign(claim.allocations);
-  record.pods.assign(claimPods(claim));
-  record.allocated = claim.allocated;
   if (existing == state.claims.end()) {
+    ClaimRecord record{
+        claim.meta.name, claim.meta.namespace_, model::UidKey(claim.meta.uid), {}, {}, {}, false};
+    record.requests.assign(claim.requests);
+    record.allocations.assign(claim.allocations);
+    record.pods.assign(claimPods(claim));
+    record.allocated = claim.allocated;
     holdClaim(state, record, +1);
     state.claims.insert(std::move(record));
     return true;
   }
-  // The same name, so the same place in the set: the record takes the latest facts either way
-  // (with the same figures only its uid and pods may change).
-  if (!sameClaim(*existing, record)) {
-    holdClaim(state, *existing, -1);
+  // The same name, so the same place in the set: the record takes the latest facts in place, and
+  // nothing is built when they are the ones it has (a claim seldom changes once allocated; a
+  // relist delivers every claim again). An unallocated claim's results are not compared.
+  const ClaimRecord& record = *existing;  // its facts are mutable: they are not its key
+  const bool sameFigures = record.allocated == claim.allocated &&
+                           record.requests.equals(claim.requests) &&
+                           (!claim.allocated || record.allocations.equals(claim.allocations));
+  if (!sameFigures) {
+    FrozenList<model::DeviceRequest> requests;
+    requests.assign(claim.requests);
+    FrozenList<model::DeviceAllocation> allocations;
+    allocations.assign(claim.allocations);
+    holdClaim(state, record, -1);
+    record.requests = std::move(requests);
+    record.allocations = std::move(allocations);
+    record.allocated = claim.allocated;
     holdClaim(state, record, +1);
-    existing->requests = std::move(record.requests);
-    existing->allocations = std::move(record.allocations);
-    existing->allocated = record.allocated;
   }
-  if (!(existing->uid == record.uid)) existing->uid = std::move(record.uid);
-  if (existing->pods != record.pods) existing->pods = std::move(record.pods);
+  if (!(record.uid == claim.meta.uid)) record.uid = model::UidKey(claim.meta.uid);
+  if (!sameClaimPods(record.pods, claim)) record.pods.assign(claimPods(claim));
   return true;
 }
 

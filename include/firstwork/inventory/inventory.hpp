@@ -622,7 +622,6 @@ class Inventory {
   };
 
   ClusterState& cluster(std::string_view name);
-  static bool sameClaim(const ClaimRecord& a, const ClaimRecord& b);
   const ClusterState* findCluster(std::string_view name) const;
   const ClusterState* fresh(std::string_view name) const;  // dirty parts recounted
   /// Calls fn(cluster, node, resource) for the NVIDIA resources of every node of `cluster` (all

@@ -468,6 +468,20 @@ TEST_CASE("a claim's record keeps what is read of it, not the claim", "[inventor
   REQUIRE(seen->pods.size() == 2);
   CHECK(seen->pods[0] == std::string_view("pod-b"));
   CHECK(seen->pods[1] == std::string_view("pod-a"));
+  // The same facts again (as a relist brings them; reservedFor naming pod-b twice): nothing is
+  // built, the record reads from the blocks it had.
+  const auto* requestsBlock = seen->requests.data();
+  const auto* allocationsBlock = seen->allocations.data();
+  const auto* podsBlock = seen->pods.data();
+  made.reservedForPods.push_back(firstwork::SmallString("pod-b"));
+  REQUIRE(inventory.onClaim("w1", kMod, made));
+  seen = inventory.findClaim("w1", "ns", "c1");
+  REQUIRE(seen.has_value());
+  CHECK(seen->requests.data() == requestsBlock);
+  CHECK(seen->allocations.data() == allocationsBlock);
+  CHECK(seen->pods.data() == podsBlock);
+  CHECK(seen->pods.size() == 2);
+  CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
 
   // A status write elsewhere (the same requests and results): the same figures; what it names
   // follows.
@@ -476,7 +490,9 @@ TEST_CASE("a claim's record keeps what is read of it, not the claim", "[inventor
   CHECK(requireFigures(inventory, "w1", "gpu.nvidia.com").allocated == 1);
   seen = inventory.findClaim("w1", "ns", "c1");
   REQUIRE(seen.has_value());
-  CHECK(seen->pods.size() == 2);  // both still own it
+  REQUIRE(seen->pods.size() == 2);  // both still own it, in their owner references' order
+  CHECK(seen->pods[0] == std::string_view("pod-a"));
+  CHECK(seen->pods[1] == std::string_view("pod-b"));
   // Another device: the figures move, and the record holds the latest results.
   made.allocations[0].device = "gpu-0";
   REQUIRE(inventory.onClaim("w1", kMod, made));
