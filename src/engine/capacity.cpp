@@ -104,7 +104,7 @@ void MilestoneEngine::State::resolveDevices(LogicalWorkload& lw) {
       out->push_back(std::move(mapped));
     }
     if (out) return out;
-    auto it = templates.find({ns, name});
+    auto it = templates.find(TemplateName(ns, name));
     if (it != templates.end()) return it->second;
     return std::nullopt;
   };

@@ -506,21 +506,80 @@ void MilestoneEngine::State::learnTemplate(ClusterData& c, const model::Resource
 
 void MilestoneEngine::State::learnTemplate(std::string_view ns, std::string_view templateName,
                                            std::span<const model::DeviceRequest> requests) {
+  // What a template asks for: its requests of a DeviceClass for a count of devices, each kept as
+  // class, count and selectors alone.
+  auto isNeed = [](const model::DeviceRequest& r) {
+    return !r.allocationModeAll && !r.deviceClassName.empty();
+  };
+  auto it = templates.find(TemplateName(ns, templateName));
+  if (it != templates.end()) {
+    // Known already (every event of a pod with a generated claim gets here): nothing is built
+    // when its needs are the same.
+    const std::vector<model::DeviceRequest>& known = it->second;
+    size_t i = 0;
+    bool same = true;
+    for (const auto& r : requests) {
+      if (!isNeed(r)) continue;
+      if (i == known.size() || known[i].deviceClassName != r.deviceClassName ||
+          known[i].count != r.count || known[i].selectors != r.selectors) {
+        same = false;
+        break;
+      }
+      ++i;
+    }
+    if (same && i == known.size()) return;
+  }
   std::vector<model::DeviceRequest> needs;
   for (const auto& r : requests) {
-    if (r.allocationModeAll || r.deviceClassName.empty()) continue;
+    if (!isNeed(r)) continue;
     model::DeviceRequest need;
     need.deviceClassName = r.deviceClassName;
     need.count = r.count;
     need.selectors = r.selectors;
     needs.push_back(std::move(need));
   }
-  auto key = std::make_pair(std::string(ns), std::string(templateName));
-  auto& slot = templates[key];
-  if (slot != needs) {
-    slot = std::move(needs);
+  // A template first seen asking for no device is still known (its Workloads need nothing of it).
+  if (it == templates.end()) {
+    auto key = std::make_pair(std::string(ns), std::string(templateName));
+    it = templates.emplace(std::move(key), std::vector<model::DeviceRequest>()).first;
+  }
+  if (it->second != needs) {
+    it->second = std::move(needs);
     devicesDirty = true;
   }
+  if (templates.size() > 2 * templatesAfterSweep + kTemplateSweepSlack) {
+    sweepTemplates(TemplateName(ns, templateName));
+  }
+}
+
+// Forgets the learned templates that no tracked Workload's podsets and no tracked pod's claims
+// name (deleted ones still tracked count: they may come back through a relist), but `keep`, the
+// one being learned. A Workload of a forgotten template that comes later learns it again from
+// its pods' claims, as the first did.
+void MilestoneEngine::State::sweepTemplates(TemplateName keep) {
+  std::set<TemplateName> named{keep};
+  for (const auto& [name, c] : clusters) {
+    for (const auto& [uid, l] : c.workloads) {
+      const model::Workload& w = l.obj;
+      for (const auto& ps : w.podSets) {
+        for (const auto& pc : ps.claims) {
+          if (!pc.resourceClaimTemplateName.empty()) {
+            named.emplace(w.meta.namespace_, pc.resourceClaimTemplateName);
+          }
+        }
+      }
+    }
+    for (const auto& [uid, rec] : c.pods) {
+      for (const auto& pc : rec.claims) {
+        if (!pc.templateName.empty()) named.emplace(rec.ns, pc.templateName);
+      }
+    }
+  }
+  for (auto it = templates.begin(); it != templates.end();) {
+    const bool isNamed = named.count(TemplateName(it->first.first, it->first.second)) != 0;
+    it = isNamed ? std::next(it) : templates.erase(it);
+  }
+  templatesAfterSweep = templates.size();
 }
 
 void MilestoneEngine::State::onClaim(ClusterData& c, model::EventType type,

@@ -228,6 +228,7 @@ Snapshot MilestoneEngine::State::snapshot() const {
   s.stats.trackedPods = pods;
   s.stats.unresolvedPods = unresolved;
   s.stats.unresolvedClaimTemplates = templatesUnknown;
+  s.stats.learnedClaimTemplates = templates.size();
   s.stats.rejectedInventoryObjects = stats.rejectedInventoryObjects;
   return s;
 }

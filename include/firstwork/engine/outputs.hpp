@@ -461,6 +461,7 @@ struct EngineStats {
   uint64_t unmatchedSignals = 0;        // external signals for a pod not seen yet (kept, retried)
   uint64_t unresolvedPods = 0;          // pods whose workload is unknown (gauge)
   uint64_t unresolvedClaimTemplates = 0;  // podset claims whose template's devices are unknown (gauge)
+  uint64_t learnedClaimTemplates = 0;   // templates whose devices were learned from claims (gauge)
   uint64_t trackedWorkloads = 0;        // logical workloads in memory (gauge)
   uint64_t trackedPods = 0;             // gauge
   uint64_t timelinePoints = 0;          // gauge

@@ -684,8 +684,24 @@ struct MilestoneEngine::State {
   bool candidatesDirty = false;
   bool devicesDirty = false;
   // Claim templates learned from generated claims: (ns, name) → their requests (DeviceClass name,
-  // count, CEL selectors; a MIG request names its profile in the selectors).
-  std::map<std::pair<std::string, std::string>, std::vector<model::DeviceRequest>> templates;
+  // count, CEL selectors; a MIG request names its profile in the selectors). Looked up by views
+  // (TemplateName): a DRA pod's every event looks its templates up.
+  using TemplateName = std::pair<std::string_view, std::string_view>;
+  struct TemplateNameLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return TemplateName(a.first, a.second) < TemplateName(b.first, b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, std::vector<model::DeviceRequest>, TemplateNameLess>
+      templates;
+  // Templates are not watched, so a learned one is never deleted: a template made for each job
+  // (about 300 bytes an entry) would stay for good. When the map has doubled since its last
+  // sweep, the templates no Workload or pod names any more are forgotten (sweepTemplates):
+  // amortised, the map holds at most twice what is named, plus kTemplateSweepSlack.
+  size_t templatesAfterSweep = 0;
+  static constexpr size_t kTemplateSweepSlack = 64;
   // External useful-work signals by cluster and pod reference (uid or ns/name).
   std::map<std::string,
            std::map<std::string, std::pair<UsefulWorkSignal, SystemTime>, std::less<>>>
@@ -798,6 +814,7 @@ struct MilestoneEngine::State {
   void retryUnresolvedPods(ClusterData& c, std::string_view ns);
   void markPodDirty(const PodRecord& rec);
   void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);
+  void sweepTemplates(TemplateName keep);
   void learnTemplate(std::string_view ns, std::string_view templateName,
                      std::span<const model::DeviceRequest> requests);
   /// `uid`: the pod's (its key's text).

@@ -343,6 +343,82 @@ TEST_CASE("Claim template devices are learned from a generated claim", "[engine]
   CHECK(snap.stats.unresolvedClaimTemplates == 0);
   // min(8 usable − 0, 2 wanted) = 2 idle.
   CHECK(strandedNow(snap, "c1", "gpu.nvidia.com", StrandedPhase::Idle) == 2);
+  // The template is known now; what a later claim of it says replaces it for the Workloads that
+  // resolve it afterwards (one resolved keeps its figures: a template's spec is immutable). One
+  // more request of the class: a new Workload of it wants 2 + 1 = 3, idle 2 + 3 = 5.
+  claim.requests.push_back({"gpu-extra", "gpu.nvidia.com", 1, {}, false, false});
+  h.put("c1", claim, at(seconds(5)));
+  auto pendingOf = [&](const std::string& job, int t) {
+    WorkloadBuilder more("ns", "job-" + job, "w-" + job, at(seconds(t)));
+    more.ownedByJob(job, "job-" + job).claimPodSet(1, "two-gpus").pending(at(seconds(t)));
+    h.put("c1", more.obj(), at(seconds(t)));
+  };
+  pendingOf("u", 5);
+  h.step(at(seconds(5)));
+  CHECK(strandedNow(h.e.snapshot(), "c1", "gpu.nvidia.com", StrandedPhase::Idle) == 5);
+  // The pod's next event (its claim unchanged) changes nothing.
+  h.put("c1", pod.obj(), at(seconds(6)));
+  h.step(at(seconds(6)));
+  CHECK(strandedNow(h.e.snapshot(), "c1", "gpu.nvidia.com", StrandedPhase::Idle) == 5);
+  // Back to the first request alone: the next Workload wants 2, idle 5 + 2 = 7 of the 8.
+  claim.requests.pop_back();
+  h.put("c1", claim, at(seconds(7)));
+  pendingOf("v", 7);
+  h.step(at(seconds(7)));
+  CHECK(strandedNow(h.e.snapshot(), "c1", "gpu.nvidia.com", StrandedPhase::Idle) == 7);
+  CHECK(h.e.snapshot().stats.unresolvedClaimTemplates == 0);
+}
+
+TEST_CASE("Learned claim templates no Workload or pod names any more are forgotten once the map has doubled", "[engine][capacity]") {
+  // A template made for each job: its pod's generated claim teaches it. The map is swept when it
+  // holds more than twice what it kept at the last sweep plus 64.
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", node("n1", {}, at(seconds(-7200))), at(seconds(-3600)));
+  auto teach = [&](int i, SystemTime t) {
+    const std::string n = std::to_string(i);
+    auto pod = PodBuilder("ns", "job" + n + "-0", "pod-" + n, t).ownedByJob("j" + n, "job" + n);
+    pod.mutate().claims.push_back({"gpu", "", "tpl-" + n, "job" + n + "-0-gpu-x"});
+    model::ResourceClaim claim;
+    claim.meta.name = "job" + n + "-0-gpu-x";
+    claim.meta.namespace_ = "ns";
+    claim.meta.uid = "claim-" + n;
+    claim.meta.annotations.emplace_back("resource.kubernetes.io/pod-claim-name", "gpu");
+    claim.meta.ownerReferences.push_back({"Pod", "job" + n + "-0", "pod-" + n});
+    claim.requests.push_back({"gpu", "gpu.nvidia.com", 1, {}, false, false});
+    h.put("c1", pod.obj(), t);
+    h.put("c1", claim, t);
+    return pod;
+  };
+  // A Workload naming tpl-0 outlives its pod.
+  WorkloadBuilder w("ns", "job0", "w-0", at(seconds(0)));
+  w.ownedByJob("j0", "job0").claimPodSet(1, "tpl-0").pending(at(seconds(1)));
+  h.put("c1", w.obj(), at(seconds(1)));
+  std::vector<PodBuilder> pods;
+  for (int i = 0; i < 65; ++i) pods.push_back(teach(i, at(seconds(2))));
+  h.step(at(seconds(2)));
+  // The 65th made the map 65 > 2 × 0 + 64: swept, every one named by its pod.
+  CHECK(h.e.snapshot().stats.learnedClaimTemplates == 65);
+  CHECK(h.e.snapshot().stats.unresolvedClaimTemplates == 0);
+  // Pods 0-59 deleted and collected an hour later (deletedRetention): their templates are named
+  // by nothing but tpl-0, which the Workload names.
+  for (int i = 0; i < 60; ++i) h.remove("c1", pods[static_cast<size_t>(i)].obj(), at(seconds(3)));
+  h.step(at(seconds(3 + 3601)));
+  CHECK(h.e.snapshot().stats.learnedClaimTemplates == 65);  // nothing learned since: not swept
+  // 130 more jobs: the 195th template makes 195 > 2 × 65 + 64 and sweeps. Kept: tpl-0 (its
+  // Workload), tpl-60..64 (their pods) and tpl-65..194: 1 + 5 + 130 = 136.
+  for (int i = 65; i < 195; ++i) teach(i, at(seconds(3700)));
+  h.step(at(seconds(3700)));
+  CHECK(h.e.snapshot().stats.learnedClaimTemplates == 136);
+  // Kept, not learned again: a new Workload of tpl-0 resolves it at once, one of tpl-1 (forgotten)
+  // does not.
+  for (int i : {0, 1}) {
+    const std::string n = std::to_string(i);
+    WorkloadBuilder later("ns", "later" + n, "w-later-" + n, at(seconds(3701)));
+    later.ownedByJob("l" + n, "later" + n).claimPodSet(1, "tpl-" + n).pending(at(seconds(3701)));
+    h.put("c1", later.obj(), at(seconds(3701)));
+  }
+  h.step(at(seconds(3701)));
+  CHECK(h.e.snapshot().stats.unresolvedClaimTemplates == 1);
 }
 
 TEST_CASE("A claim gone with its final state unknown gives its devices back, and its pod's workload looks again",
