@@ -112,12 +112,15 @@ void PodRecord::setFacts(const model::Pod& p, int32_t crashLoopRestarts) {
   }
   // Status churn leaves these as they were: copied (a block of their own) only when changed.
   if (!requests.equals(p.requests)) requests.assign(p.requests);
-  const auto sameClaim = [](const model::PodClaimRef& a, const model::PodClaim& b) {
+  const auto sameClaim = [&p](const model::PodClaimRef& a, const model::PodClaim& b) {
     return a.name == b.name && a.templateName == b.resourceClaimTemplateName &&
-           std::string_view(a.claim) == model::claimNameOf(b);
+           a.resolvesTo(p.meta.name, model::claimNameOf(b));
   };
   if (!std::equal(claims.begin(), claims.end(), p.claims.begin(), p.claims.end(), sameClaim)) {
-    claims.assign(p.claims);  // each a PodClaimRef of the pod's claim
+    std::vector<model::PodClaimRef> refs;  // each a PodClaimRef of the pod's claim
+    refs.reserve(p.claims.size());
+    for (const auto& c : p.claims) refs.emplace_back(c, p.meta.name);
+    claims.assign(refs);
   }
   const std::optional<StuckReason> r = podStuckReason(p, crashLoopRestarts);
   stuck_ = r ? static_cast<uint8_t>(*r) : kNotStuck;

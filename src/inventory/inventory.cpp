@@ -1095,7 +1095,8 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const model::Pod
                                          pod.phase,
                                          {pod.requests.data(), pod.requests.size()},
                                          {pod.claims.data(), pod.claims.size()},
-                                         {}});
+                                         {},
+                                         pod.meta.name.view()});
 }
 
 PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& pod) const {
@@ -1163,7 +1164,8 @@ PodDevices Inventory::podDevices(std::string_view cluster_name, const PodUse& po
     }
   };
   for (const auto& pod_claim : pod.claims) addClaim(model::claimNameOf(pod_claim));
-  for (const auto& ref : pod.claimRefs) addClaim(ref.claim);
+  model::PodClaimRef::NameBuffer buf;
+  for (const auto& ref : pod.claimRefs) addClaim(ref.claimName(pod.name, buf));
   out.devices = toDeviceCounts(counts);
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "detail/decoders.hpp"
 
 namespace firstwork::model::detail {
@@ -264,3 +266,67 @@ bool readPod(Ctx& c, od::value& v, Pod& p) {
 }
 
 }  // namespace firstwork::model::detail
+
+namespace firstwork::model {
+namespace {
+
+// Kubernetes' resourceclaim controller names the claim it makes for a pod's claim with
+// generateName "<pod>-<pod's claim name>-" (both cut to 28 characters first when they and their
+// hyphens pass 57), to which the API server adds 5 random characters: what follows that prefix,
+// when `claim` has it whole.
+std::optional<std::string_view> generatedSuffix(std::string_view claim, std::string_view pod,
+                                                std::string_view podClaim) {
+  const size_t prefix = pod.size() + podClaim.size() + 2;
+  if (claim.size() <= prefix || !claim.starts_with(pod) || claim[pod.size()] != '-') {
+    return std::nullopt;
+  }
+  if (claim.substr(pod.size() + 1, podClaim.size()) != podClaim || claim[prefix - 1] != '-') {
+    return std::nullopt;
+  }
+  return claim.substr(prefix);
+}
+
+}  // namespace
+
+PodClaimRef::PodClaimRef(const PodClaim& c, std::string_view podName)
+    : name(c.name), templateName(c.resourceClaimTemplateName) {
+  const std::string_view resolved = claimNameOf(c);
+  if (resolved.empty() || resolved.front() == kGeneratedMark) return;
+  std::optional<std::string_view> suffix;
+  if (c.resourceClaimName.empty() && resolved.size() <= NameBuffer().size()) {
+    suffix = generatedSuffix(resolved, podName, c.name);
+  }
+  if (!suffix || suffix->size() + 1 > ShortString::kInlineBytes) {
+    claim = ShortString(resolved);
+    return;
+  }
+  std::array<char, ShortString::kInlineBytes> kept{};
+  kept[0] = kGeneratedMark;
+  std::memcpy(kept.data() + 1, suffix->data(), suffix->size());
+  claim = ShortString(std::string_view(kept.data(), suffix->size() + 1));
+}
+
+std::string_view PodClaimRef::claimName(std::string_view podName, NameBuffer& buf) const {
+  const std::string_view kept = claim.view();
+  if (kept.empty() || kept.front() != kGeneratedMark) return kept;
+  const std::string_view suffix = kept.substr(1);
+  const std::string_view podClaim = name;
+  const size_t n = podName.size() + podClaim.size() + suffix.size() + 2;
+  if (n > buf.size()) return {};  // rebuilt for another pod than it was made for
+  char* out = buf.data();
+  std::memcpy(out, podName.data(), podName.size());
+  out += podName.size();
+  *out++ = '-';
+  std::memcpy(out, podClaim.data(), podClaim.size());
+  out += podClaim.size();
+  *out++ = '-';
+  std::memcpy(out, suffix.data(), suffix.size());
+  return {buf.data(), n};
+}
+
+bool PodClaimRef::resolvesTo(std::string_view podName, std::string_view resourceClaim) const {
+  NameBuffer buf;
+  return claimName(podName, buf) == resourceClaim;
+}
+
+}  // namespace firstwork::model

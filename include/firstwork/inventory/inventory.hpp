@@ -262,6 +262,7 @@ struct PodUse {
   std::span<const std::pair<Interned, int64_t>> requests;  // a model::ResourceList's entries
   std::span<const model::PodClaim> claims;
   std::span<const model::PodClaimRef> claimRefs;
+  std::string_view name;  // the pod's: claimRefs' generated names are rebuilt from it
 };
 
 /// What podDevices() found for a pod.

@@ -46,14 +46,30 @@ inline std::string_view claimNameOf(const PodClaim& c) {
 
 /// What a record keeps of a pod's claim after the pod's event (the engine's pod records): the
 /// pod's name for it and its template (a few names that repeat on every pod of a job: pooled),
-/// and the ResourceClaim it resolves to (claimNameOf). 48 bytes, where a PodClaim's four strings
-/// take 128 and a heap block each past 15 characters (bench/README.md, change 99).
+/// and the ResourceClaim it resolves to (claimNameOf, read through claimName()). 48 bytes, where
+/// a PodClaim's four strings take 128 and a heap block each past 15 characters (bench/README.md,
+/// change 99).
 struct PodClaimRef {
   Interned name;
   Interned templateName;  // resourceClaimTemplateName ("" for a pre-created claim)
-  ShortString claim;      // claimNameOf
-  explicit PodClaimRef(const PodClaim& c)
-      : name(c.name), templateName(c.resourceClaimTemplateName), claim(claimNameOf(c)) {}
+  /// The ResourceClaim's name as given; or, for a claim generated under the name Kubernetes
+  /// gives it ("<pod>-<pod's claim name>-" and a random suffix), kGeneratedMark and the suffix
+  /// alone, inline where the whole name (the pod's and more) took a heap block of its own
+  /// (bench/README.md, change 102). A name that begins with the mark (not a name Kubernetes
+  /// accepts) is kept as none.
+  ShortString claim;
+  static constexpr char kGeneratedMark = '\x01';
+  /// Room for every name claimName() rebuilds (a pod's name is at most 253 characters, a pod's
+  /// claim name 63); longer generated names are kept whole.
+  using NameBuffer = std::array<char, 384>;
+
+  /// `podName`: the name of the pod whose claim `c` is.
+  PodClaimRef(const PodClaim& c, std::string_view podName);
+  /// The ResourceClaim it resolves to ("" until one is generated), for the pod `podName` it was
+  /// made for; a generated claim's name is written into `buf`.
+  std::string_view claimName(std::string_view podName, NameBuffer& buf) const;
+  /// Whether claimName(podName) is `resourceClaim`.
+  bool resolvesTo(std::string_view podName, std::string_view resourceClaim) const;
   bool operator==(const PodClaimRef&) const = default;
 };
 

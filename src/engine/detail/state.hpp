@@ -546,7 +546,7 @@ using PodMap = std::unordered_map<model::UidKey, PodRecord, PodUidHash, PodUidEq
 inline model::NamespacedName podName(const PodEntry* e) { return {e->second.ns, e->second.name}; }
 /// What the inventory's podDevices() reads of a pod, from its record.
 inline inventory::PodUse podUse(const PodRecord& r) {
-  return {r.ns, r.nodeName, r.phase, r.requests.span(), {}, r.claims.span()};
+  return {r.ns, r.nodeName, r.phase, r.requests.span(), {}, r.claims.span(), r.name.view()};
 }
 /// A Workload's namespace and name, as its decoded object has them.
 inline model::NamespacedName workloadName(const LocalWorkload* l) {

@@ -426,7 +426,11 @@ TEST_CASE("A claim gone with its final state unknown gives its devices back, and
   // The daemon's claim reflectors keep no objects (change 97): a relist that does not list a
   // claim names it by uid and the hash of its namespace/name alone; the inventory erases its
   // record as last seen, and the pods the claim named have their devices read again. Here the
-  // workload's devices are known only through its pod's pre-created claim.
+  // workload's devices are known only through its pod's claim: a pre-created one, or one
+  // generated for it (the pod's record keeps only the generated name's suffix: change 102).
+  const bool generated = GENERATE(false, true);
+  CAPTURE(generated);
+  const std::string claimName = generated ? "t-0-gpu-x7k2p" : "shared-gpus";
   Harness h(standaloneConfig("c1"));
   h.put("c1", node("n1", {}, at(seconds(-7200))), at(seconds(-3600)));
   h.put("c1", gpuSlice("n1-gpus", "n1", "n1", 1, 8, at(seconds(-7200))), at(seconds(-3600)));
@@ -438,9 +442,13 @@ TEST_CASE("A claim gone with its final state unknown gives its devices back, and
   h.put("c1", w.obj(), at(seconds(1)));
   PodBuilder pod("ns", "t-0", "t-pod", at(seconds(2)));
   pod.ownedByJob("t", "job-t");
-  pod.mutate().claims.push_back({"gpu", "shared-gpus", "", ""});
+  if (generated) {
+    pod.mutate().claims.push_back({"gpu", "", "", claimName});
+  } else {
+    pod.mutate().claims.push_back({"gpu", claimName, "", ""});
+  }
   model::ResourceClaim claim;
-  claim.meta.name = "shared-gpus";
+  claim.meta.name = claimName;
   claim.meta.namespace_ = "ns";
   claim.meta.uid = "claim-t";
   claim.requests.push_back({"gpu", "gpu.nvidia.com", 2, {}, false, false});
@@ -459,7 +467,7 @@ TEST_CASE("A claim gone with its final state unknown gives its devices back, and
 
   // Another uid, or the right uid under another name's hash: nothing held, counted.
   h.e.onDeletedUnknown("c1", model::Kind::ResourceClaim, "claim-other",
-                       model::hashOf({"ns", "shared-gpus"}), at(seconds(10)));
+                       model::hashOf({"ns", claimName}), at(seconds(10)));
   h.e.onDeletedUnknown("c1", model::Kind::ResourceClaim, "claim-t", model::hashOf({"ns", "other"}),
                        at(seconds(10)));
   h.step(at(seconds(10)));
@@ -471,7 +479,7 @@ TEST_CASE("A claim gone with its final state unknown gives its devices back, and
   // The claim itself: its devices are free, and its pod's workload, looking again, no longer
   // knows what it needs.
   h.e.onDeletedUnknown("c1", model::Kind::ResourceClaim, "claim-t",
-                       model::hashOf({"ns", "shared-gpus"}), at(seconds(20)));
+                       model::hashOf({"ns", claimName}), at(seconds(20)));
   h.step(at(seconds(20)));
   snap = h.e.snapshot();
   CHECK(snap.stats.ignoredObjects == ignored + 2);

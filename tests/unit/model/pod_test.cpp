@@ -124,21 +124,57 @@ TEST_CASE("DRA pod joins spec.resourceClaims with status.resourceClaimStatuses",
 
   // What a record keeps of a claim (PodClaimRef): its name, its template, and the claim it
   // resolves to: the generated one, a pre-created one, or none yet.
-  const firstwork::model::PodClaimRef generated(p.claims[0]);
+  using firstwork::model::PodClaimRef;
+  PodClaimRef::NameBuffer buf;
+  const PodClaimRef generated(p.claims[0], p.meta.name);
   CHECK(generated.name == "single-gpu");
   CHECK(generated.templateName == "gpu-claim-template");
-  CHECK(generated.claim == "dra-gpu-example-798fccd4d-sfl2p-single-gpu-d2jzk");
-  CHECK(firstwork::model::PodClaimRef(pod0.claims[0]).claim.empty());
+  // Kubernetes named it "<pod>-<claim>-" and 5 characters: only those are kept, inline (the
+  // 48-character name took a heap block), and the name is rebuilt from the pod's.
+  const std::string kept = std::string(1, PodClaimRef::kGeneratedMark) + "d2jzk";
+  CHECK(generated.claim == std::string_view(kept));
+  CHECK_FALSE(generated.claim.onHeap());
+  const std::string_view whole = "dra-gpu-example-798fccd4d-sfl2p-single-gpu-d2jzk";
+  CHECK(generated.claimName(p.meta.name, buf) == whole);
+  CHECK(generated.resolvesTo(p.meta.name, whole));
+  CHECK_FALSE(generated.resolvesTo("another-pod", whole));
+  CHECK(generated.claimName(std::string(400, 'x'), buf).empty());  // past any name: none
+  CHECK(PodClaimRef(pod0.claims[0], pod0.meta.name).claim.empty());
+  CHECK(PodClaimRef(pod0.claims[0], pod0.meta.name).claimName(pod0.meta.name, buf).empty());
   firstwork::model::PodClaim preCreated;
   preCreated.name = "gpu";
   preCreated.resourceClaimName = "shared-gpus";
   preCreated.generatedClaimName = "ignored-when-pre-created";
   CHECK(firstwork::model::claimNameOf(preCreated) == "shared-gpus");
-  const firstwork::model::PodClaimRef pre(preCreated);
+  const PodClaimRef pre(preCreated, "pod-a");
   CHECK(pre.claim == "shared-gpus");
+  CHECK(pre.claimName("pod-a", buf) == "shared-gpus");
   CHECK(pre.templateName.empty());
   CHECK_FALSE(pre == generated);
-  CHECK(pre == firstwork::model::PodClaimRef(preCreated));
+  CHECK(pre == PodClaimRef(preCreated, "pod-a"));
+  // A pre-created claim named like a generated one is kept whole: the name is given, not made.
+  firstwork::model::PodClaim lookalike = preCreated;
+  lookalike.resourceClaimName = "pod-a-gpu-x7k2p";
+  CHECK(PodClaimRef(lookalike, "pod-a").claim == "pod-a-gpu-x7k2p");
+  // A generated name without the pod's and the claim's names in front (both cut to 28 characters
+  // when the pod's name is long) is kept whole too, and read back as it is.
+  firstwork::model::PodClaim cut;
+  cut.name = "gpu";
+  cut.resourceClaimTemplateName = "single-gpu";
+  const std::string longPod = "trainer-" + std::string(52, 'a');
+  cut.generatedClaimName = longPod.substr(0, 28) + "-gpu-q9w2z";
+  const PodClaimRef cutRef(cut, longPod);
+  CHECK(cutRef.claim == std::string_view(cut.generatedClaimName));
+  CHECK(cutRef.claimName(longPod, buf) == cut.generatedClaimName);
+  // A generated suffix too long to keep inline, and a name beginning with the mark (not a name
+  // the API server accepts: kept as none).
+  firstwork::model::PodClaim longSuffix = cut;
+  longSuffix.generatedClaimName = "p-gpu-" + std::string(40, 'z');
+  CHECK(PodClaimRef(longSuffix, "p").claim.onHeap());
+  CHECK(PodClaimRef(longSuffix, "p").claimName("p", buf) == longSuffix.generatedClaimName);
+  firstwork::model::PodClaim marked = cut;
+  marked.generatedClaimName = std::string(1, PodClaimRef::kGeneratedMark) + "abc";
+  CHECK(PodClaimRef(marked, "p").claimName("p", buf).empty());
   STATIC_REQUIRE(sizeof(firstwork::model::PodClaimRef) == 48);
 }
 
