@@ -24,7 +24,6 @@
 // the 5,000 asked while it parsed in the paced loop).
 //
 // Nothing here asserts a timing: --smoke runs every step at a tiny size (the ctest smoke test).
-#include <httplib.h>
 #include <simdjson.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -52,6 +51,7 @@
 #include "event_mix.hpp"
 #include "firstwork/core/rfc3339.hpp"
 #include "firstwork/core/thread_name.hpp"
+#include "firstwork/http/httplib.hpp"
 #include "firstwork/sim/api_server.hpp"
 #include "support/subprocess.hpp"
 
@@ -419,8 +419,9 @@ struct Estate {
   uint64_t eventsSent() const { return manager->stats().eventsSent + worker->stats().eventsSent; }
 };
 
-/// The job estate of --scale: `jobs` jobs (each a manager Workload, a worker copy, 6 pods and a
-/// claim for every third pod) and `nodes` nodes with two 8-GPU ResourceSlices each.
+/// The job estate of --scale: `jobs` jobs (each a manager Workload, a worker copy and 6 pods;
+/// every third a DRA job, its pods' GPUs each a claim generated from the namespace's template)
+/// and `nodes` nodes with two 8-GPU ResourceSlices each.
 void populate(Estate& e, int jobs, int nodes) {
   MixOptions o;
   o.nodes = nodes;

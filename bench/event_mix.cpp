@@ -149,6 +149,10 @@ struct Job {
   std::array<std::array<int64_t, 6>, kPodsPerJob> podT{};
   std::vector<Step> script;
   size_t next = 0;
+  // Estate jobs only: a DRA job's pods each get their GPU from a claim generated from the
+  // namespace's template (claimNames: each pod's, chosen before the pod is written).
+  bool dra = false;
+  std::array<std::string, kPodsPerJob> claimNames;
 };
 
 struct Slice {
@@ -373,7 +377,9 @@ struct Generator::Impl {
     w.end().end();
   }
 
-  static void containerSpec(JsonWriter& w, const Job& j, int index) {
+  // `dra`: the pod's GPUs come from its ResourceClaim (the container names the claim) rather
+  // than from the nvidia.com/gpu extended resource.
+  static void containerSpec(JsonWriter& w, const Job& j, int index, bool dra = false) {
     w.obj().kv("name", "trainer").kv("image", "registry.example.com/ml/train:2.4.1-cuda12.4");
     w.key("command").arr().str("torchrun").endArr();
     w.key("args").arr().str("--nnodes=6").str("--nproc-per-node=8").str("--rdzv-backend=c10d");
@@ -397,9 +403,15 @@ struct Generator::Impl {
     w.obj().kv("name", "NODE_RANK").kv("value", std::to_string(index)).end();
     w.endArr();
     w.key("resources").obj();
-    w.key("limits").obj().kv("nvidia.com/gpu", std::to_string(kGpusPerPod)).end();
-    w.key("requests").obj().kv("cpu", "32").kv("memory", "256Gi");
-    w.kv("nvidia.com/gpu", std::to_string(kGpusPerPod)).end();
+    if (dra) {
+      w.key("limits").obj().kv("memory", "256Gi").end();
+      w.key("requests").obj().kv("cpu", "32").kv("memory", "256Gi").end();
+      w.key("claims").arr().obj().kv("name", "gpu").end().endArr();
+    } else {
+      w.key("limits").obj().kv("nvidia.com/gpu", std::to_string(kGpusPerPod)).end();
+      w.key("requests").obj().kv("cpu", "32").kv("memory", "256Gi");
+      w.kv("nvidia.com/gpu", std::to_string(kGpusPerPod)).end();
+    }
     w.end();
     w.key("volumeMounts").arr();
     w.obj().kv("name", "dshm").kv("mountPath", "/dev/shm").end();
@@ -411,6 +423,13 @@ struct Generator::Impl {
     w.kv("terminationMessagePath", "/dev/termination-log");
     w.kv("terminationMessagePolicy", "File").kv("imagePullPolicy", "IfNotPresent");
     w.end();
+  }
+
+  // The namespace's template, as Kueue's and NVIDIA's DRA examples have it (one per device shape,
+  // made once, named by every job that wants that shape).
+  static void podClaims(JsonWriter& w) {
+    w.key("resourceClaims").arr().obj().kv("name", "gpu");
+    w.kv("resourceClaimTemplateName", "single-gpu").end().endArr();
   }
 
   static void podSpecRest(JsonWriter& w, const Job& j) {
@@ -440,7 +459,11 @@ struct Generator::Impl {
     w.endArr();
   }
 
+  // A DRA job's pod names the ResourceClaim generated for it (j.claimNames) in its spec and
+  // status.
   void pod(JsonWriter& w, const Job& j, int i, int phase) {
+    const bool dra = j.dra;
+    const std::string& claimName = j.claimNames[i];
     const auto& t = j.podT[i];
     const std::string idx = std::to_string(i);
     w.obj().kv("kind", "Pod").kv("apiVersion", "v1");
@@ -491,14 +514,20 @@ struct Generator::Impl {
                     "f:status|f:conditions|k:{\"type\":\"Ready\"}|.", "f:status|f:containerStatuses",
                     "f:status|f:hostIP", "f:status|f:phase", "f:status|f:podIP", "f:status|f:startTime"});
     }
+    if (dra) {
+      managedEntry(w, "kube-controller-manager", "Update", "v1", t[0], "status",
+                   {"f:status|f:resourceClaimStatuses|.",
+                    "f:status|f:resourceClaimStatuses|k:{\"name\":\"gpu\"}|."});
+    }
     w.endArr();
     w.end();  // metadata
 
     w.key("spec").obj();
     w.key("containers").arr();
-    containerSpec(w, j, i);
+    containerSpec(w, j, i, dra);
     w.endArr();
     podSpecRest(w, j);
+    if (dra) podClaims(w);
     if (phase >= 1) w.kv("nodeName", nodeName(j.podNodes[i]));
     w.kv("preemptionPolicy", "PreemptLowerPriority").kb("enableServiceLinks", true);
     w.end();
@@ -549,6 +578,10 @@ struct Generator::Impl {
       if (phase >= 2) w.kv("containerID", fmt::format("containerd://{:064x}", j.id * 16 + i));
       w.kb("started", running);
       w.end().endArr();
+    }
+    if (dra) {
+      w.key("resourceClaimStatuses").arr().obj().kv("name", "gpu");
+      w.kv("resourceClaimName", claimName).end().endArr();
     }
     w.kv("qosClass", "Burstable");
     w.end();  // status
@@ -611,9 +644,10 @@ struct Generator::Impl {
     w.key("template").obj().key("metadata").obj().key("labels").obj();
     w.kv("app.kubernetes.io/name", "llm-train").kv("team", j.ns).end().end();
     w.key("spec").obj().key("containers").arr();
-    containerSpec(w, j, 0);
+    containerSpec(w, j, 0, j.dra);
     w.endArr();
     podSpecRest(w, j);
+    if (j.dra) podClaims(w);
     w.end().end();  // spec, template
     w.end().endArr().end();  // podSet, podSets, spec
 
@@ -622,10 +656,12 @@ struct Generator::Impl {
       w.key("admission").obj().kv("clusterQueue", manager ? fmt::format("{}-cq", j.ns) : "gpu-cq");
       w.key("podSetAssignments").arr().obj().kv("name", "main").kn("count", kPodsPerJob);
       const char* flavor = manager ? "default-flavor" : "h100";
-      w.key("flavors").obj().kv("cpu", flavor).kv("memory", flavor).kv("nvidia.com/gpu", flavor).end();
+      // A DRA job's devices under the name Kueue's deviceClassMappings give gpu.nvidia.com.
+      const std::string_view gpus = j.dra ? "whole-gpus" : "nvidia.com/gpu";
+      w.key("flavors").obj().kv("cpu", flavor).kv("memory", flavor).kv(gpus, flavor).end();
       w.key("resourceUsage").obj().kv("cpu", std::to_string(32 * kPodsPerJob));
       w.kv("memory", fmt::format("{}Gi", 256 * kPodsPerJob));
-      w.kv("nvidia.com/gpu", std::to_string(kGpusPerPod * kPodsPerJob)).end();
+      w.kv(gpus, std::to_string((j.dra ? 1 : kGpusPerPod) * kPodsPerJob)).end();
       w.end().endArr().end();
     }
     if (manager && stage >= 1) {
@@ -717,6 +753,12 @@ struct Generator::Impl {
 
   void estateJob(int claimEvery, const EstateSink& sink) {
     Job j = newJob();
+    j.dra = claimEvery > 0 && jobsEmitted_++ % claimEvery == 0;
+    if (j.dra) {
+      for (int i = 0; i < kPodsPerJob; ++i) {
+        j.claimNames[i] = fmt::format("{}-gpu-{}", j.podNames[i], suffix(5));
+      }
+    }
     // Submitted 10 min to 2 h ago; reserved, dispatched, admitted, pods running, useful work.
     const int64_t base = now_ - std::uniform_int_distribution<int64_t>(600'000, 7'200'000)(rng_);
     j.mgrT = {base, base + 2'000, base + 5'000, base + 60'000, 0, 0};
@@ -728,9 +770,7 @@ struct Generator::Impl {
     emit(sink, "workloads", false, [&](JsonWriter& w) { workload(w, j, false, 1); });
     for (int i = 0; i < kPodsPerJob; ++i) {
       emit(sink, "pods", false, [&](JsonWriter& w) { pod(w, j, i, 3); });
-      if (claimEvery > 0 && podsEmitted_++ % claimEvery == 0) {
-        emit(sink, "resourceclaims", false, [&](JsonWriter& w) { claim(w, j, i); });
-      }
+      if (j.dra) emit(sink, "resourceclaims", false, [&](JsonWriter& w) { claim(w, j, i); });
     }
   }
 
@@ -746,10 +786,10 @@ struct Generator::Impl {
   // A claim generated from the pod's ResourceClaimTemplate, allocated one GPU of the pod's node
   // and reserved for the pod (as the scheduler leaves it).
   void claim(JsonWriter& w, const Job& j, int i) {
+    const std::string& name = j.claimNames[i];
     const int nodeIdx = j.podNodes[i];
     const int devices = opts_.slicesPerNode * kDevicesPerSlice;
     const int device = claimsOnNode_[static_cast<size_t>(nodeIdx)]++ % devices;
-    const std::string name = fmt::format("{}-gpu-{}", j.podNames[i], suffix(5));
     const int64_t at = j.podT[i][1];
     w.obj().kv("apiVersion", "resource.k8s.io/v1").kv("kind", "ResourceClaim");
     w.key("metadata").obj();
@@ -861,7 +901,7 @@ struct Generator::Impl {
   }
 
   std::vector<int> claimsOnNode_;
-  int64_t podsEmitted_ = 0;
+  int64_t jobsEmitted_ = 0;
   MixOptions opts_;
   int64_t now_;
   std::mt19937_64 rng_;

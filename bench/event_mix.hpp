@@ -81,8 +81,11 @@ class Generator {
   const MixStats& stats() const;
 
   /// One more job in its steady state, admitted and running with useful work: the manager
-  /// Workload, the worker copy, kPodsPerJob running pods, and a ResourceClaim allocated to a
-  /// GPU of the pod's node for every `claimEvery`-th pod (0: none).
+  /// Workload, the worker copy and kPodsPerJob running pods. Every `claimEvery`-th job (0: none)
+  /// is a DRA job: its pod template names the namespace's ResourceClaimTemplate "single-gpu"
+  /// (no nvidia.com/gpu), and each pod a claim generated from it (spec.resourceClaims,
+  /// status.resourceClaimStatuses, its container's resources.claims), allocated one GPU of the
+  /// pod's node and reserved for the pod.
   void estateJob(int claimEvery, const EstateSink& sink);
   /// Node `n` (Ready, 8 GPUs) and its ResourceSlices.
   void estateNode(int n, const EstateSink& sink);
