@@ -564,14 +564,14 @@ void MilestoneEngine::State::sweepTemplates(TemplateName keep) {
       for (const auto& ps : w.podSets) {
         for (const auto& pc : ps.claims) {
           if (!pc.resourceClaimTemplateName.empty()) {
-            named.emplace(w.meta.namespace_, pc.resourceClaimTemplateName);
+            named.insert(TemplateName(w.meta.namespace_, pc.resourceClaimTemplateName));
           }
         }
       }
     }
     for (const auto& [uid, rec] : c.pods) {
       for (const auto& pc : rec.claims) {
-        if (!pc.templateName.empty()) named.emplace(rec.ns, pc.templateName);
+        if (!pc.templateName.empty()) named.insert(TemplateName(rec.ns, pc.templateName));
       }
     }
   }

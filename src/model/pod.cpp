@@ -271,9 +271,9 @@ namespace firstwork::model {
 namespace {
 
 // Kubernetes' resourceclaim controller names the claim it makes for a pod's claim with
-// generateName "<pod>-<pod's claim name>-" (both cut to 28 characters first when they and their
-// hyphens pass 57), to which the API server adds 5 random characters: what follows that prefix,
-// when `claim` has it whole.
+// generateName "<pod>-<pod's claim name>-", to which the API server adds 5 random characters
+// (past 57 characters both names are first cut in proportion to their lengths, so that the
+// whole stays within 63): what follows that prefix, when `claim` has it whole.
 std::optional<std::string_view> generatedSuffix(std::string_view claim, std::string_view pod,
                                                 std::string_view podClaim) {
   const size_t prefix = pod.size() + podClaim.size() + 2;
@@ -312,7 +312,7 @@ std::string_view PodClaimRef::claimName(std::string_view podName, NameBuffer& bu
   const std::string_view suffix = kept.substr(1);
   const std::string_view podClaim = name;
   const size_t n = podName.size() + podClaim.size() + suffix.size() + 2;
-  if (n > buf.size()) return {};  // rebuilt for another pod than it was made for
+  if (podName.empty() || n > buf.size()) return {};  // rebuilt for another pod than its own
   char* out = buf.data();
   std::memcpy(out, podName.data(), podName.size());
   out += podName.size();

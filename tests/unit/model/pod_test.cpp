@@ -139,6 +139,7 @@ TEST_CASE("DRA pod joins spec.resourceClaims with status.resourceClaimStatuses",
   CHECK(generated.resolvesTo(p.meta.name, whole));
   CHECK_FALSE(generated.resolvesTo("another-pod", whole));
   CHECK(generated.claimName(std::string(400, 'x'), buf).empty());  // past any name: none
+  CHECK(generated.claimName({}, buf).empty());                     // no pod: none
   CHECK(PodClaimRef(pod0.claims[0], pod0.meta.name).claim.empty());
   CHECK(PodClaimRef(pod0.claims[0], pod0.meta.name).claimName(pod0.meta.name, buf).empty());
   firstwork::model::PodClaim preCreated;
@@ -156,8 +157,8 @@ TEST_CASE("DRA pod joins spec.resourceClaims with status.resourceClaimStatuses",
   firstwork::model::PodClaim lookalike = preCreated;
   lookalike.resourceClaimName = "pod-a-gpu-x7k2p";
   CHECK(PodClaimRef(lookalike, "pod-a").claim == "pod-a-gpu-x7k2p");
-  // A generated name without the pod's and the claim's names in front (both cut to 28 characters
-  // when the pod's name is long) is kept whole too, and read back as it is.
+  // A generated name without the pod's and the claim's names in front (both cut short when the
+  // pod's name is long) is kept whole too, and read back as it is.
   firstwork::model::PodClaim cut;
   cut.name = "gpu";
   cut.resourceClaimTemplateName = "single-gpu";
