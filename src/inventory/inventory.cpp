@@ -76,8 +76,9 @@ void forEachClaimPod(const model::ResourceClaim& claim, F&& f) {
   }
 }
 
-CompactVector<model::UidKey> claimPods(const model::ResourceClaim& claim) {
-  CompactVector<model::UidKey> pods;
+// On the stack for the usual one or two pods: the record's list is copied from it.
+boost::container::small_vector<model::UidKey, 4> claimPods(const model::ResourceClaim& claim) {
+  boost::container::small_vector<model::UidKey, 4> pods;
   forEachClaimPod(claim, [&](std::string_view uid) { pods.emplace_back(uid); });
   return pods;
 }

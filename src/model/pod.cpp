@@ -325,8 +325,13 @@ std::string_view PodClaimRef::claimName(std::string_view podName, NameBuffer& bu
 }
 
 bool PodClaimRef::resolvesTo(std::string_view podName, std::string_view resourceClaim) const {
-  NameBuffer buf;
-  return claimName(podName, buf) == resourceClaim;
+  const std::string_view kept = claim.view();
+  if (kept.empty() || kept.front() != kGeneratedMark) return kept == resourceClaim;
+  // A generated name: the claim's when it has this pod's prefix and the kept suffix (nothing is
+  // rebuilt: every event of a DRA pod compares its claims so).
+  if (podName.empty()) return resourceClaim.empty();
+  const auto suffix = generatedSuffix(resourceClaim, podName, name);
+  return suffix && *suffix == kept.substr(1);
 }
 
 }  // namespace firstwork::model
