@@ -109,7 +109,7 @@ void PoolTracker::removeSlice(const SliceKey& key, SystemTime at) {
   if (pit == pools_.end()) return;
   pit->second.slices.erase(key[1]);
   if (pit->second.slices.empty()) {
-    countNotComplete(pit->second, -1);
+    countPool(pit->second, -1);
     pools_.erase(pit);
   } else {
     evaluate(pit->second, at, false);
@@ -158,6 +158,7 @@ void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
   } else if (stale > 0) {
     state = PoolState::Stale;
   }
+  if (!created) countPool(pool, -1);  // by the state and problem it was counted with
   pool.generation = generation;
   pool.slicesSeen = seen;
   pool.slicesExpected = expected;
@@ -166,9 +167,8 @@ void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
                  : duplicate ? PoolProblem::DuplicateDeviceNames
                              : PoolProblem::None;
   if (created || state != pool.state) pool.since = at;
-  countNotComplete(pool, -1);  // a new pool starts complete, so this counts nothing
   pool.state = state;
-  countNotComplete(pool, +1);
+  countPool(pool, +1);
 }
 
 void PoolTracker::advanceTo(SystemTime at) {
@@ -179,7 +179,7 @@ void PoolTracker::advanceTo(SystemTime at) {
   }
   if (at <= now_) return;
   const auto dt = std::chrono::duration_cast<std::chrono::nanoseconds>(at - now_);
-  for (auto& [key, time] : driver_time_) time.incomplete += dt * time.notComplete;
+  for (auto& [key, time] : driver_time_) time.incomplete += dt * time.notComplete();
   now_ = at;
 }
 
@@ -190,7 +190,7 @@ void PoolTracker::clearCluster(std::string_view cluster, SystemTime at) {
       ++it;
       continue;
     }
-    countNotComplete(it->second, -1);
+    countPool(it->second, -1);
     it = pools_.erase(it);
   }
   for (auto it = slice_index_.begin(); it != slice_index_.end();) {
@@ -198,10 +198,11 @@ void PoolTracker::clearCluster(std::string_view cluster, SystemTime at) {
   }
 }
 
-void PoolTracker::countNotComplete(const Pool& pool, int64_t sign) {
-  if (pool.state == PoolState::Complete) return;
-  auto it = driver_time_.find({pool.cluster, pool.driver});
-  if (it != driver_time_.end()) it->second.notComplete += sign;
+void PoolTracker::countPool(const Pool& pool, int64_t sign) {
+  auto it = driver_time_.find(std::array<std::string_view, 2>{pool.cluster, pool.driver});
+  if (it == driver_time_.end()) return;
+  it->second.byState[static_cast<size_t>(pool.state)] += sign;
+  if (pool.problem != PoolProblem::None) it->second.invalid += sign;
 }
 
 template <typename Fn>
@@ -300,17 +301,16 @@ std::vector<PoolStatus> PoolTracker::pools(const NodeReasonFn& nodeReason) const
 }
 
 std::vector<PoolCount> PoolTracker::poolCounts() const {
-  std::map<std::array<std::string, 2>, PoolCount> counts;
-  for (const auto& [key, pool] : pools_) {
-    PoolCount& c = counts[{pool.cluster, pool.driver}];
-    c.cluster = pool.cluster;
-    c.driver = pool.driver;
-    ++c.byState[static_cast<size_t>(pool.state)];
-    if (pool.problem != PoolProblem::None) ++c.invalid;
-  }
   std::vector<PoolCount> out;
-  out.reserve(counts.size());
-  for (auto& [key, c] : counts) out.push_back(std::move(c));
+  for (const auto& [key, time] : driver_time_) {
+    if (time.noPools()) continue;  // a driver whose pools are gone keeps its counter only
+    PoolCount c;
+    c.cluster = key[0];
+    c.driver = key[1];
+    c.byState = time.byState;
+    c.invalid = time.invalid;
+    out.push_back(std::move(c));
+  }
   return out;
 }
 
@@ -326,7 +326,7 @@ std::vector<PoolSecondsTotal> PoolTracker::incompleteSeconds() const {
 void PoolTracker::forEachDevice(std::string_view cluster,
                                 const std::function<void(const DeviceView&)>& fn) const {
   // Pools are ordered by cluster first, so one cluster's pools are a contiguous range.
-  auto it = pools_.lower_bound(PoolKey{std::string(cluster), std::string(), std::string()});
+  auto it = pools_.lower_bound(std::array<std::string_view, 3>{cluster, {}, {}});
   for (; it != pools_.end() && it->first[0] == cluster; ++it) {
     visitDevices(it->second, [&](const DeviceView& view) {
       fn(view);
@@ -338,7 +338,7 @@ void PoolTracker::forEachDevice(std::string_view cluster,
 void PoolTracker::forEachPoolDevice(std::string_view cluster, std::string_view driver,
                                     std::string_view pool,
                                     const std::function<void(const DeviceView&)>& fn) const {
-  auto it = pools_.find(PoolKey{std::string(cluster), std::string(driver), std::string(pool)});
+  auto it = pools_.find(std::array<std::string_view, 3>{cluster, driver, pool});
   if (it == pools_.end()) return;
   visitDevices(it->second, [&](const DeviceView& view) {
     fn(view);
@@ -348,7 +348,7 @@ void PoolTracker::forEachPoolDevice(std::string_view cluster, std::string_view d
 
 std::optional<std::pair<std::string, std::string>> PoolTracker::poolOfSlice(
     std::string_view cluster, std::string_view name) const {
-  auto it = slice_index_.find(SliceKey{std::string(cluster), std::string(name)});
+  auto it = slice_index_.find(std::array<std::string_view, 2>{cluster, name});
   if (it == slice_index_.end()) return std::nullopt;
   return std::make_pair(it->second[1], it->second[2]);
 }
@@ -356,7 +356,7 @@ std::optional<std::pair<std::string, std::string>> PoolTracker::poolOfSlice(
 std::optional<DeviceView> PoolTracker::findDevice(std::string_view cluster,
                                                   std::string_view driver, std::string_view pool,
                                                   std::string_view device) const {
-  auto it = pools_.find(PoolKey{std::string(cluster), std::string(driver), std::string(pool)});
+  auto it = pools_.find(std::array<std::string_view, 3>{cluster, driver, pool});
   if (it == pools_.end()) return std::nullopt;
   std::optional<DeviceView> found;
   visitDevices(it->second, [&](const DeviceView& view) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "firstwork/core/clock.hpp"
+#include "firstwork/core/strings_less.hpp"
 #include "firstwork/model/decode.hpp"  // model::EventType
 #include "firstwork/model/dra.hpp"
 
@@ -222,19 +223,31 @@ class PoolTracker {
 
   void evaluate(Pool& pool, SystemTime at, bool created);
   void removeSlice(const SliceKey& key, SystemTime at);
-  void countNotComplete(const Pool& pool, int64_t sign);
+  /// Counts `pool` in (+1) or out of (-1) its driver's figures, by its state and problem now.
+  void countPool(const Pool& pool, int64_t sign);
   template <typename Fn>
   void visitDevices(const Pool& pool, Fn&& fn) const;
 
-  std::map<PoolKey, Pool> pools_;
-  std::map<SliceKey, PoolKey> slice_index_;  // where each slice lives
-  /// Per (cluster, driver): pool-seconds integrated so far, and how many pools are not complete
-  /// now — so that advancing the integral costs the drivers, not a pass over every pool.
+  // Looked up by views (StringsLess): a slice's event finds its pool without making the keys.
+  std::map<PoolKey, Pool, StringsLess> pools_;
+  std::map<SliceKey, PoolKey, StringsLess> slice_index_;  // where each slice lives
+  /// Per (cluster, driver): pool-seconds integrated so far, and its pools by state now, kept as
+  /// pools change: advancing the integral and poolCounts() (at every rendering of the metrics)
+  /// cost the drivers, not a pass over every pool (10,000 at the benchmark's estate;
+  /// bench/README.md, change 103).
   struct DriverTime {
     std::chrono::nanoseconds incomplete{0};
-    int64_t notComplete = 0;
+    std::array<int64_t, kPoolStateCount> byState{};  // indexed by PoolState
+    int64_t invalid = 0;                             // pools with a PoolProblem
+    int64_t notComplete() const {
+      return byState[static_cast<size_t>(PoolState::Incomplete)] +
+             byState[static_cast<size_t>(PoolState::Stale)];
+    }
+    bool noPools() const {
+      return notComplete() + byState[static_cast<size_t>(PoolState::Complete)] == 0;
+    }
   };
-  std::map<std::array<std::string, 2>, DriverTime> driver_time_;  // cluster, driver
+  std::map<std::array<std::string, 2>, DriverTime, StringsLess> driver_time_;  // cluster, driver
   SystemTime now_{};
   bool started_ = false;
   uint64_t rejected_slices_ = 0;

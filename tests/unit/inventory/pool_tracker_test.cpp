@@ -1,6 +1,11 @@
 #include "firstwork/inventory/pool_tracker.hpp"
 
+#include <array>
 #include <catch2/catch.hpp>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "fixtures.hpp"
 
@@ -395,6 +400,68 @@ TEST_CASE("clusters are kept apart and a cluster can be forgotten", "[inventory]
   REQUIRE(pools.size() == 1);
   CHECK(pools[0].cluster == "w2");
   CHECK(secondsFor(tracker, "w1", "d") == Approx(10.0));  // kept after the cluster is gone
+}
+
+TEST_CASE("pool counts kept as pools change equal a count of every pool's state",
+          "[inventory][pools]") {
+  // poolCounts() reads figures kept per driver as pools change; here they are compared, after
+  // every event, with a count made from the pools themselves (pools()), through random slices
+  // moving between pools, generations, slice counts that disagree, duplicate device names,
+  // deletions and a cluster forgotten.
+  std::mt19937 rng(20261205);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  PoolTracker tracker;
+  const std::vector<std::string> clusters{"w1", "w2"};
+  const std::vector<std::string> drivers{"gpu.nvidia.com", "gpu.example.com", "d"};
+  int64_t t = 0;
+  std::array<bool, firstwork::inventory::kPoolStateCount> seenState{};
+  bool seenMismatch = false;
+  bool seenDuplicate = false;
+  for (int step = 0; step < 3000; ++step) {
+    const std::string& cluster = clusters[static_cast<size_t>(pick(2))];
+    const std::string name = "s" + std::to_string(pick(12));
+    const int op = pick(20);
+    if (op == 0) {
+      tracker.clearCluster(cluster, at(++t));
+    } else if (op < 5) {
+      REQUIRE(tracker.onSlice(cluster, kDel, slice(name, "d", "p", 1, 1, {}, ""), at(++t)));
+    } else {
+      // Two device names in a three-name space: some complete pools hold duplicates.
+      std::vector<firstwork::model::Device> devices = gpus(1, pick(3) == 0 ? "dup-" : name + "-");
+      const auto type = pick(2) == 0 ? kAdd : kMod;
+      REQUIRE(tracker.onSlice(
+          cluster, type,
+          slice(name, drivers[static_cast<size_t>(pick(3))], "p" + std::to_string(pick(3)), pick(3),
+                1 + pick(2), std::move(devices), "n1"),
+          at(++t)));
+    }
+    std::map<std::pair<std::string, std::string>, PoolCount> expected;
+    for (const auto& p : tracker.pools()) {
+      PoolCount& c = expected[{p.cluster, p.driver}];
+      c.cluster = p.cluster;
+      c.driver = p.driver;
+      ++c.byState[static_cast<size_t>(p.state)];
+      if (p.problem != PoolProblem::None) ++c.invalid;
+      seenState[static_cast<size_t>(p.state)] = true;
+      seenMismatch = seenMismatch || p.problem == PoolProblem::SliceCountMismatch;
+      seenDuplicate = seenDuplicate || p.problem == PoolProblem::DuplicateDeviceNames;
+    }
+    const auto counts = tracker.poolCounts();
+    INFO("step " << step);
+    REQUIRE(counts.size() == expected.size());
+    size_t i = 0;
+    for (const auto& [key, want] : expected) {
+      CHECK(counts[i].cluster == want.cluster);
+      CHECK(counts[i].driver == want.driver);
+      CHECK(counts[i].byState == want.byState);
+      CHECK(counts[i].invalid == want.invalid);
+      ++i;
+    }
+  }
+  // The walk reached every state and both problems (else it tests less than it says).
+  CHECK(seenState == std::array<bool, firstwork::inventory::kPoolStateCount>{true, true, true});
+  CHECK(seenMismatch);
+  CHECK(seenDuplicate);
 }
 
 TEST_CASE("state and reason names are the metric label values", "[inventory][pools]") {

@@ -109,6 +109,33 @@ TEST_CASE("removing a cluster removes exactly its series", "[metrics][self]") {
             R"(firstwork_watch_events_total{cluster="w1",resource="pods",type="MODIFIED"} 1)"));
 }
 
+TEST_CASE("series whose label values share a beginning are kept apart and found again",
+          "[metrics][self]") {
+  // Series are looked up by views of the values: one value a prefix of another, and a value
+  // that runs into the next one's place when joined, are different series.
+  prometheus::Registry registry;
+  SelfMetrics m(registry, {1}, "v", "r");
+  m.watchEvent("w1", "pods", "ADDED");
+  m.watchEvent("w1", "podsx", "ADDED", 2);
+  m.watchEvent("w1p", "ods", "ADDED", 4);
+  m.watchEvent("w1", "pods", "ADDED", 8);
+  m.watchEvent("w1", "pod", "sADDED", 16);
+  m.watchEvent("w1", "pods", "ADDE", 32);
+  m.watchEvent("w1p", "ods", "ADDED");
+  auto lines = samples(registry);
+  // Each by hand: pods/ADDED 1 + 8, podsx 2, w1p/ods 4 + 1, pod/sADDED 16, pods/ADDE 32.
+  CHECK(has(lines, R"(firstwork_watch_events_total{cluster="w1",resource="pods",type="ADDED"} 9)"));
+  CHECK(
+      has(lines, R"(firstwork_watch_events_total{cluster="w1",resource="podsx",type="ADDED"} 2)"));
+  CHECK(has(lines, R"(firstwork_watch_events_total{cluster="w1p",resource="ods",type="ADDED"} 5)"));
+  CHECK(
+      has(lines, R"(firstwork_watch_events_total{cluster="w1",resource="pod",type="sADDED"} 16)"));
+  CHECK(has(lines, R"(firstwork_watch_events_total{cluster="w1",resource="pods",type="ADDE"} 32)"));
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+          return l.rfind("firstwork_watch_events_total", 0) == 0;
+        }) == 5);
+}
+
 TEST_CASE("default lag buckets are strictly increasing", "[metrics][self]") {
   auto b = SelfMetrics::defaultLagBuckets();
   REQUIRE(b.size() == 12);
