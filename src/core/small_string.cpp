@@ -22,8 +22,14 @@ void BasicSmallString<Bytes>::releaseHeap() noexcept {
 
 template class BasicSmallString<40>;
 template class BasicSmallString<32>;
+template class BasicSmallString<48>;
 
-std::ostream& operator<<(std::ostream& os, const SmallString& s) { return os << s.view(); }
-std::ostream& operator<<(std::ostream& os, const ShortString& s) { return os << s.view(); }
+template <size_t N>
+std::ostream& operator<<(std::ostream& os, const BasicSmallString<N>& s) {
+  return os << s.view();
+}
+template std::ostream& operator<<(std::ostream&, const BasicSmallString<32>&);
+template std::ostream& operator<<(std::ostream&, const BasicSmallString<40>&);
+template std::ostream& operator<<(std::ostream&, const BasicSmallString<48>&);
 
 }  // namespace firstwork

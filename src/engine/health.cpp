@@ -24,7 +24,7 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
       watched = stuckWatch.erase(watched);
       continue;
     }
-    const std::string& key = found->first;
+    const std::string_view key = found->first;
     LogicalWorkload& lw = found->second;
     if (lw.cycles.empty() || lw.deleted) {
       watched = stuckWatch.erase(watched);
@@ -65,7 +65,7 @@ void MilestoneEngine::State::classifyStuck(SystemTime now) {
       SystemTime from = firstScheduled.value_or(*admitted);
       if (auto d = cy.time(Milestone::Dispatched); d && from < *d) from = *d;
       cy.excludedFrom = from;
-      dirty.insert(key);
+      markDirty(key);
     }
   }
 }

@@ -190,7 +190,7 @@ void MilestoneEngine::State::linkWorkload(ClusterData& c, std::string_view uid, 
     lw.locals.emplace(here, uid);
     l.linked = true;
     l.logical = &lw;
-    dirty.insert(it->first);
+    markDirty(it->first);
     return;
   }
   if (l.linked) {
@@ -690,13 +690,13 @@ void MilestoneEngine::State::onQueueObject(ClusterData& c, model::EventType type
 void MilestoneEngine::State::flush() {
   if (candidatesDirty) {
     for (auto& [key, lw] : logical) {
-      if (lw.multikueue) dirty.insert(key);
+      if (lw.multikueue) markDirty(key);
     }
     candidatesDirty = false;
   }
   if (devicesDirty) {
     for (auto& [key, lw] : logical) {
-      if (lw.devicesUnresolved) dirty.insert(key);
+      if (lw.devicesUnresolved) markDirty(key);
     }
     devicesDirty = false;
   }
@@ -761,7 +761,7 @@ void MilestoneEngine::State::gc(SystemTime now) {
       if (!l.remoteCopy) {
         auto entry = logical.find(lw->key);
         addRates(*lw, -1);
-        stuckWatch.erase(entry->first);
+        if (auto w = stuckWatch.find(entry->first); w != stuckWatch.end()) stuckWatch.erase(w);
         markPart(entry->first);
         // Copies left on workers still name it: their pointer goes with it (they stay linked).
         for (const auto& [cl, uid] : lw->locals) {

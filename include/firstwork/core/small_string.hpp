@@ -158,6 +158,7 @@ static_assert(sizeof(SmallString) == 40);
 static_assert(sizeof(ShortString) == 32);
 extern template class BasicSmallString<40>;
 extern template class BasicSmallString<32>;
+extern template class BasicSmallString<48>;  // the engine's logical workload keys
 
 template <size_t N>
 std::string operator+(const BasicSmallString<N>& a, std::string_view b) {
@@ -172,8 +173,8 @@ std::string operator+(std::string_view a, const BasicSmallString<N>& b) {
   return r;
 }
 
-std::ostream& operator<<(std::ostream& os, const SmallString& s);
-std::ostream& operator<<(std::ostream& os, const ShortString& s);
+template <size_t N>
+std::ostream& operator<<(std::ostream& os, const BasicSmallString<N>& s);  // 32, 40 and 48 bytes
 
 }  // namespace firstwork
 

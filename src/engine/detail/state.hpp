@@ -452,10 +452,11 @@ struct LogicalWorkload {
   std::set<std::string> duplicateKeys;  // emitted
   std::vector<std::string> duplicateClustersNow;
 };
-// One per logical workload (25,000 at the benchmark's full estate): with its std::map node and
-// key, jemalloc's 384-byte class (448 before change 81, 512 before change 64).
-static_assert(sizeof(void*) != 8 || sizeof(LogicalWorkload) <= 320,
-              "LogicalWorkload past jemalloc's 384-byte class with its map node");
+// One per logical workload (25,000 at the benchmark's full estate): with its std::map node (32
+// bytes) and its 48-byte key inline, jemalloc's 384-byte class (448 before change 81, 512 before
+// change 64; a std::string key of 32 bytes and a heap block before change 104).
+static_assert(sizeof(void*) != 8 || sizeof(LogicalWorkload) <= 304,
+              "LogicalWorkload past jemalloc's 384-byte class with its map node and key");
 
 struct Incident {
   IncidentRecord rec;
@@ -663,7 +664,11 @@ struct MilestoneEngine::State {
   inventory::Inventory inv;
   std::map<std::string, ClusterData, std::less<>> clusters;
   std::map<std::string, std::string> mkcToCluster;  // MultiKueueCluster name → config cluster
-  std::map<std::string, LogicalWorkload, std::less<>> logical;   // key →
+  /// Key "<cluster>/<uid>" → the logical workload. The key inline (46 characters: a cluster
+  /// name of up to 9 with a uid) where a std::string's took a 48-byte heap block: its node stays
+  /// in jemalloc's 384-byte class (sizeof(LogicalWorkload) 288; bench/README.md, change 104).
+  using LogicalKey = BasicSmallString<48>;
+  std::map<LogicalKey, LogicalWorkload, std::less<>> logical;
   std::set<std::string, std::less<>> dirty;         // LW keys to settle
   /// Puts a logical workload's key in `dirty` (a copy only when it is not there yet).
   void markDirty(std::string_view lwKey) {
@@ -733,7 +738,7 @@ struct MilestoneEngine::State {
   std::map<std::pair<std::string, int64_t>, double> restoredVictimEvictions;
   // Cycles restored from the store (restoreCycle) by logical workload key, until their Workload
   // is listed (linkWorkload adopts them) or its home cluster has listed without it.
-  std::map<std::string, Cycle> restoredCycles;
+  std::map<std::string, Cycle, std::less<>> restoredCycles;
 
   // Counters.
   std::map<std::tuple<std::string, std::string, StrandedPhase>, double> strandedSeconds;

@@ -54,7 +54,7 @@ TEST_CASE("short string: a name of up to 30 characters is held inline, in 32 byt
 }
 
 TEMPLATE_TEST_CASE("small string: the longest inline value, and one past it on the heap", "",
-                   SmallString, ShortString) {
+                   SmallString, ShortString, firstwork::BasicSmallString<48>) {
   using S = TestType;
   STATIC_REQUIRE(sizeof(S) == S::kInlineBytes + 2);
   const std::string at(S::kInlineBytes, 'x');
@@ -72,7 +72,7 @@ TEMPLATE_TEST_CASE("small string: the longest inline value, and one past it on t
 }
 
 TEMPLATE_TEST_CASE("small string: empty by default; copies, moves and assignments keep the value",
-                   "", SmallString, ShortString) {
+                   "", SmallString, ShortString, firstwork::BasicSmallString<48>) {
   using S = TestType;
   S e;
   CHECK(e.empty());
@@ -106,8 +106,8 @@ TEMPLATE_TEST_CASE("small string: empty by default; copies, moves and assignment
   }
 }
 
-TEMPLATE_TEST_CASE("small string: assigning a view of its own value", "", SmallString,
-                   ShortString) {
+TEMPLATE_TEST_CASE("small string: assigning a view of its own value", "", SmallString, ShortString,
+                   firstwork::BasicSmallString<48>) {
   using S = TestType;
   S s("abcdef");
   s = s.view().substr(2);
@@ -127,7 +127,7 @@ TEMPLATE_TEST_CASE("small string: assigning a view of its own value", "", SmallS
 }
 
 TEMPLATE_TEST_CASE("small string: compares, orders, hashes and prints as its text", "", SmallString,
-                   ShortString) {
+                   ShortString, firstwork::BasicSmallString<48>) {
   using S = TestType;
   S a("alpha"), b("beta"), a2(std::string("alpha"));
   CHECK(a == a2);
@@ -159,7 +159,7 @@ TEMPLATE_TEST_CASE("small string: compares, orders, hashes and prints as its tex
 }
 
 TEMPLATE_TEST_CASE("small string: a vector of them grows and keeps every value", "", SmallString,
-                   ShortString) {
+                   ShortString, firstwork::BasicSmallString<48>) {
   using S = TestType;
   std::vector<S> v;
   auto value = [](int i) { return std::string(static_cast<size_t>(i % 70), char('a' + i % 26)); };
