@@ -4,6 +4,7 @@
 // the same object seen late gives the same event times.
 #include <algorithm>
 #include <array>
+#include <boost/container/small_vector.hpp>
 #include <utility>
 
 #include "detail/state.hpp"
@@ -117,8 +118,9 @@ void PodRecord::setFacts(const model::Pod& p, int32_t crashLoopRestarts) {
            a.resolvesTo(p.meta.name, model::claimNameOf(b));
   };
   if (!std::equal(claims.begin(), claims.end(), p.claims.begin(), p.claims.end(), sameClaim)) {
-    std::vector<model::PodClaimRef> refs;  // each a PodClaimRef of the pod's claim
-    refs.reserve(p.claims.size());
+    // Each a PodClaimRef of the pod's claim, gathered on the stack for the usual few claims (as
+    // setHeld gathers a pod's requests), not in a heap block of its own before the list's.
+    boost::container::small_vector<model::PodClaimRef, 4> refs;
     for (const auto& c : p.claims) refs.emplace_back(c, p.meta.name);
     claims.assign(refs);
   }
