@@ -462,7 +462,7 @@ void MilestoneEngine::State::persistOpenCycle(LogicalWorkload& lw, Cycle& cy) {
   cy.persistedOpen = true;
   cy.persistedWorkSince = since;
   OpenCycleRecord r;
-  r.key = "oc/" + std::string(lw.key) + "/" + cy.id;
+  r.key = joinKey({"oc", lw.key, cy.id});
   r.workload = ref(lw, &cy);
   r.cycleId = cy.id;
   r.workSince = since;
@@ -573,7 +573,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     r.cycleId = cy.id;
     r.cycle = cy.ordinal;
     r.milestone = k;
-    r.key = "ms/" + std::string(lw.key) + "/" + cy.id + "/" + std::string(milestoneName(k));
+    r.key = joinKey({"ms", lw.key, cy.id, milestoneName(k)});
     r.eventTime = slot.eventTime;
     r.observedAt = slot.observedAt;
     r.executionCluster = slot.cluster;
@@ -590,8 +590,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
     // startup, which would only measure the object's age).
     const ClusterData* from = cluster(slot.cluster);
     if (from != nullptr && from->firstSeen && slot.eventTime >= *from->firstSeen) {
-      observe(HistogramKind::ObservationLag,
-              "lag/" + std::string(lw.key) + "/" + cy.id + "/" + std::string(milestoneName(k)),
+      observe(HistogramKind::ObservationLag, joinKey({"lag", lw.key, cy.id, milestoneName(k)}),
               seconds(slot.eventTime, slot.observedAt), slot.eventTime, slot.observedAt,
               slot.cluster, {}, {}, {}, {}, {}, slot.resource);
     }
@@ -610,9 +609,7 @@ void MilestoneEngine::State::emitStages(LogicalWorkload& lw, Cycle& cy) {
     if (a == nullptr || b == nullptr) continue;
     done = true;
     const std::string& cl = def.homeCluster || exec.empty() ? std::string(lw.cluster()) : exec;
-    observe(HistogramKind::Stage,
-            "obs/stage/" + std::string(stageName(def.stage)) + "/" + std::string(lw.key) +
-                "/" + cy.id,
+    observe(HistogramKind::Stage, joinKey({"obs/stage", stageName(def.stage), lw.key, cy.id}),
             seconds(a->eventTime, b->eventTime), b->eventTime, b->observedAt, cl, cq,
             std::string(stageName(def.stage)));
   }
@@ -621,7 +618,7 @@ void MilestoneEngine::State::emitStages(LogicalWorkload& lw, Cycle& cy) {
     cy.reservationToFirstWorkEmitted = true;
     const MilestoneValue* fw = cy.get(Milestone::FirstWork);
     observe(HistogramKind::ReservationToFirstWork,
-            "obs/reservation_to_first_work/" + std::string(lw.key) + "/" + cy.id,
+            joinKey({"obs/reservation_to_first_work", lw.key, cy.id}),
             seconds(*cy.time(Milestone::Reserved), fw->eventTime), fw->eventTime, fw->observedAt,
             exec.empty() ? std::string(lw.cluster()) : exec, cq);
   }
@@ -634,8 +631,9 @@ void MilestoneEngine::State::emitLinkedFirstWork(LogicalWorkload& lw, Cycle& cy)
     if (link.firstWorkEmitted || fw->cluster != link.cluster) continue;
     link.firstWorkEmitted = true;
     observe(HistogramKind::ReconnectToFirstWork,
-            "obs/reconnect_to_first_work/" + link.incidentId + "/" + std::string(lw.uid()),
-            seconds(link.reconnectedAt, fw->eventTime), fw->eventTime, fw->observedAt, link.cluster);
+            joinKey({"obs/reconnect_to_first_work", link.incidentId, lw.uid()}),
+            seconds(link.reconnectedAt, fw->eventTime), fw->eventTime, fw->observedAt,
+            link.cluster);
   }
 }
 

@@ -122,8 +122,7 @@ void MilestoneEngine::State::checkDuplicates(LogicalWorkload& lw) {
   auto emit = [&](DuplicateKind kind, const std::string& cl, SystemTime at,
                   const std::vector<std::string>& clusters2, bool now) {
     if (now) lw.duplicateClustersNow.push_back(cl);
-    std::string key = "dup/" + std::string(lw.key) + "/" + cy.id + "/" +
-                      std::string(duplicateKindName(kind)) + "/" + cl;
+    std::string key = joinKey({"dup", lw.key, cy.id, duplicateKindName(kind), cl});
     if (!lw.duplicateKeys.insert(key).second) return;
     DuplicateExecution d;
     d.key = std::move(key);

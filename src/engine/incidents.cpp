@@ -294,7 +294,7 @@ void MilestoneEngine::State::closeIncident(Incident& in, SystemTime closeAt, boo
       if (dispatchedDuring && dispatched) {
         const MilestoneValue* d = cy.get(Milestone::Dispatched);
         observe(HistogramKind::Stage,
-                "obs/stage/reconnect_to_dispatched/" + r.id + "/" + std::string(lw.uid()),
+                joinKey({"obs/stage/reconnect_to_dispatched", r.id, lw.uid()}),
                 secondsBetween(R, *dispatched), *dispatched, std::max(d->observedAt, now), cl,
                 ref(lw, &cy).clusterQueue, std::string(stageName(Stage::ReconnectToDispatched)));
       }

@@ -38,6 +38,20 @@ bool conditionFalse(const model::Condition* c) {
   return c != nullptr && c->status == model::ConditionStatus::False;
 }
 
+std::string joinKey(std::initializer_list<std::string_view> parts) {
+  size_t n = parts.size() == 0 ? 0 : parts.size() - 1;
+  for (std::string_view part : parts) n += part.size();
+  std::string s;
+  s.reserve(n);
+  bool first = true;
+  for (std::string_view part : parts) {
+    if (!first) s += '/';
+    first = false;
+    s.append(part);
+  }
+  return s;
+}
+
 std::string nsName(std::string_view ns, std::string_view name) {
   std::string s;
   s.reserve(ns.size() + name.size() + 1);

@@ -159,7 +159,7 @@ void MilestoneEngine::State::resolveVictims() {
     }
     LogicalWorkload& p = *pl->logical;
     Cycle* cy = cycleAt(p, it->victim.evictedAt);
-    const std::string id = "reclaim/" + std::string(p.key) + "/" + cy->id;
+    const std::string id = joinKey({"reclaim", p.key, cy->id});
     auto [rit, inserted] = reclaims.try_emplace(id);
     Reclaim& r = rit->second;
     if (inserted) {
@@ -283,10 +283,9 @@ void MilestoneEngine::State::refreshReclaim(Reclaim& r, SystemTime observedAt) {
     const MilestoneValue* fw = cy->get(Milestone::FirstWork);
     const std::string exec = executionCluster(*p, *cy);
     observe(HistogramKind::ReclaimToFirstWork,
-            "obs/reclaim_to_first_work/" + std::string(p->key) + "/" + cy->id,
-            *rec.reclaimToFirstWorkSeconds, *rec.firstWorkAt, fw->observedAt,
-            exec.empty() ? std::string(p->cluster()) : exec, rec.preemptor.clusterQueue, {},
-            rec.reason);
+            joinKey({"obs/reclaim_to_first_work", p->key, cy->id}), *rec.reclaimToFirstWorkSeconds,
+            *rec.firstWorkAt, fw->observedAt, exec.empty() ? std::string(p->cluster()) : exec,
+            rec.preemptor.clusterQueue, {}, rec.reason);
     if (rec.outcome == ReclaimOutcome::Completed) {
       ++reclaimTotals[{rec.preemptor.clusterQueue, rec.reason, ReclaimOutcome::Completed}];
     }
@@ -328,7 +327,7 @@ void MilestoneEngine::State::updateReclaims(SystemTime now) {
       ++it;
       continue;
     }
-    const std::string id = "reclaim/" + it->cluster + "/" + it->preemptorUid + "/unknown";
+    const std::string id = joinKey({"reclaim", it->cluster, it->preemptorUid, "unknown"});
     auto [rit, inserted] = reclaims.try_emplace(id);
     Reclaim& r = rit->second;
     if (inserted) {

@@ -2,8 +2,10 @@
 // Internal state of the MilestoneEngine, shared by the engine's .cpp files (not a public header).
 #include <array>
 #include <bit>
+#include <boost/container/flat_set.hpp>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,8 +18,6 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
-
-#include <boost/container/flat_set.hpp>
 
 #include "firstwork/core/compact_vector.hpp"
 #include "firstwork/core/frozen_list.hpp"
@@ -940,5 +940,9 @@ bool conditionTrue(const model::Condition* c);
 bool conditionTrue(const model::BriefCondition* c);
 bool conditionFalse(const model::Condition* c);
 std::string nsName(std::string_view ns, std::string_view name);
+/// The parts joined by '/', in one allocation: a record's or an observation's key (outputs.hpp),
+/// built for every milestone and observation the engine emits. A chain of operator+ made a
+/// temporary of each part and grew the string at each '/' (bench/README.md, change 105).
+std::string joinKey(std::initializer_list<std::string_view> parts);
 
 }  // namespace firstwork::engine

@@ -1,9 +1,9 @@
 // Hostile and broken input: every fixture cut at every length, every field given the wrong type,
 // deep nesting, invalid UTF-8, huge objects, duplicate keys and out-of-range numbers. The decoders
 // must return an error (naming the field when the JSON itself is fine) or skip — never crash.
-#include <nlohmann/json.hpp>
-
+#include <cstdio>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "firstwork/model/decode.hpp"
@@ -253,6 +253,34 @@ TEST_CASE("invalid UTF-8, control characters and NUL bytes are rejected", "[mode
   // Escaped keys are unescaped before they are matched.
   auto escaped = decodeJson<Pod>(R"({"metad\u0061ta":{"n\u0061me":"p\"q","uid":"u"}})", Kind::Pod);
   CHECK(escaped.meta.name == "p\"q");
+}
+
+TEST_CASE("a key is matched whatever its length and wherever an escape sits in it",
+          "[model][robustness]") {
+  // Keys of 1 to 17 characters, and an escape at each position of the longest, unescaped before
+  // matching.
+  const std::string time = "2026-03-01T10:00:00Z";
+  auto meta = [&](const std::string& tsKey, const std::string& rvKey) {
+    return R"({"metadata":{"name":"p","uid":"u",")" + tsKey + R"(":")" + time + R"(",")" + rvKey +
+           R"(":"42","x":1,"abcdefg":2,"abcdefgh":3,"abcdefghi":4}})";
+  };
+  const auto plain = decodeJson<Pod>(meta("creationTimestamp", "resourceVersion"), Kind::Pod);
+  REQUIRE(plain.meta.creationTimestamp != firstwork::SystemTime{});
+  REQUIRE(plain.meta.resourceVersion.str() == "42");
+  const std::string key = "creationTimestamp";
+  for (size_t i = 0; i < key.size(); ++i) {
+    INFO("escape at " << i);
+    char esc[8];
+    std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(key[i]));
+    const std::string spelled = key.substr(0, i) + esc + key.substr(i + 1);
+    const auto p = decodeJson<Pod>(meta(spelled, "resourceVersion"), Kind::Pod);
+    CHECK(p.meta.creationTimestamp == plain.meta.creationTimestamp);
+    CHECK(p.meta.resourceVersion.str() == "42");
+  }
+  // An escaped quote ends no key: a key that only looks like "name" up to it is another key.
+  const auto quoted =
+      decodeJson<Pod>(R"({"metadata":{"name\"x":"no","name":"yes","uid":"u"}})", Kind::Pod);
+  CHECK(quoted.meta.name == "yes");
 }
 
 TEST_CASE("a 1.5 MB object decodes into a slim one", "[model][robustness]") {

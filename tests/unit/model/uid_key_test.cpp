@@ -64,6 +64,39 @@ TEST_CASE("any other uid is held as text, whole", "[model][uidkey]") {
   CHECK_FALSE(UidKey("wl-uid-1") == "wl-uid-10");
 }
 
+TEST_CASE("each character of a UUID is read: a non-digit anywhere is text, a digit anywhere tells",
+          "[model][uidkey]") {
+  const std::string base = kUuids[0];
+  for (size_t i = 0; i < base.size(); ++i) {
+    INFO("position " << i);
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    // Neither a digit nor a dash where either belongs ('g' past 'f', 'A' upper case, '/' and ':'
+    // beside the digits' codes, '-' for a digit, a NUL byte): held as text, whole.
+    for (char bad : {'g', 'A', '/', ':', '`', '-', '\0'}) {
+      if (dash && bad == '-') continue;
+      std::string text = base;
+      text[i] = bad;
+      UidKey k(text);
+      CHECK_FALSE(k.packed());
+      CHECK(k.str() == text);
+      CHECK(k == text);
+      CHECK_FALSE(k == UidKey(base));
+      CHECK(UidKey::Probe(text).hash() == UidKey::hashOf(text));
+    }
+    if (dash) continue;
+    // Another digit in its place: another key, packed, reading back as it came (never '0', which
+    // at the version digit, position 14, would make a version-0 UUID, kept as text).
+    std::string other = base;
+    other[i] = base[i] == 'e' ? '3' : 'e';
+    UidKey k(other);
+    CHECK(k.packed());
+    CHECK(k.str() == other);
+    CHECK_FALSE(k == UidKey(base));
+    CHECK_FALSE(k == UidKey::Probe(base));
+    CHECK(k == UidKey::Probe(other));
+  }
+}
+
 TEST_CASE("an empty uid is an empty key", "[model][uidkey]") {
   UidKey k("");
   CHECK(k.empty());
