@@ -28,8 +28,8 @@ bool readPodSet(Ctx& c, od::value& v, PodSet& ps) {
         ps.claims.clear();
         ps.claims.reserve(parts.claims.size());
         for (auto& pc : parts.claims) {
-          ps.claims.push_back(PodSetClaim{std::move(pc.name), std::move(pc.resourceClaimTemplateName),
-                                          std::move(pc.resourceClaimName)});
+          ps.claims.push_back(PodSetClaim{Interned(pc.name), Interned(pc.resourceClaimTemplateName),
+                                          ShortString(pc.resourceClaimName)});
         }
         return true;
       });
@@ -68,17 +68,18 @@ bool readSpec(Ctx& c, od::value& v, Workload& w) {
   });
 }
 
-bool readFlavors(Ctx& c, od::value& v, KeyValues& dst) {
-  dst.clear();
+// status.admission.podSetAssignments[].flavors: resource -> ResourceFlavor name, checked (device
+// resources only, as the rest of the decoder) but not kept.
+bool checkFlavors(Ctx& c, od::value& v) {
+  size_t n = 0;
   return forFields(
       c, v,
       [&](std::string_view resource, od::value& x) {
         if (!isDeviceResource(resource)) return true;
-        SmallString flavor;
+        SmallString flavor;  // inline: checked as an identifier, as it was kept
         if (!readIdent(c, x, flavor)) return false;
         if (resource.size() > kMaxIdentBytes) return c.fail("resource name too long");
-        if (dst.size() >= kMaxResources) return tooMany(c, kMaxResources);
-        dst.emplace_back(Interned(resource), std::move(flavor));
+        if (n++ >= kMaxResources) return tooMany(c, kMaxResources);
         return true;
       },
       /*mapKeys=*/true);
@@ -88,8 +89,12 @@ bool readAssignment(Ctx& c, od::value& v, PodSetAssignment& a) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
     if (k == "name") return readIdent(c, x, a.name);
     if (k == "count") return readNonNegative(c, x, a.count);
-    if (k == "flavors") return readFlavors(c, x, a.flavors);
-    if (k == "resourceUsage") return readResourceList(c, x, a.resourceUsage, isDeviceResource);
+    // Checked, not kept: nothing reads them (change 106).
+    if (k == "flavors") return checkFlavors(c, x);
+    if (k == "resourceUsage") {
+      ResourceList usage;
+      return readResourceList(c, x, usage, isDeviceResource);
+    }
     return true;
   });
 }
@@ -133,7 +138,7 @@ bool readCheck(Ctx& c, od::value& v, AdmissionCheckStatus& s) {
       return true;
     }
     if (k == "lastTransitionTime") return readTime(c, x, s.lastTransitionTime);
-    if (k == "message") return readText(c, x, s.message);
+    if (k == "message") return readMessage(c, x, s.message);
     return true;
   });
 }

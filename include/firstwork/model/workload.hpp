@@ -8,11 +8,14 @@
 
 namespace firstwork::model {
 
-/// A DRA claim a podSet's pod template asks for (spec.resourceClaims[] of the template).
+/// A DRA claim a podSet's pod template asks for (spec.resourceClaims[] of the template). 48
+/// bytes, as a pod's PodClaimRef, where three std::strings took 96: a claim's name and its
+/// template are the same few names on every Workload of a job kind (pooled), a pre-created
+/// claim's name is inline up to 30 characters (bench/README.md, change 106).
 struct PodSetClaim {
-  std::string name;                       // the pod-level claim name
-  std::string resourceClaimTemplateName;  // set for template claims (the only kind Kueue accounts)
-  std::string resourceClaimName;          // set for pre-created claims
+  Interned name;                       // the pod-level claim name
+  Interned resourceClaimTemplateName;  // set for template claims (the only kind Kueue accounts)
+  ShortString resourceClaimName;       // set for pre-created claims
 };
 
 /// status.resourceRequests[] (non-admitted workloads): what a podset asks for in total, including the
@@ -22,9 +25,11 @@ struct PodSetResources {
   ResourceList resources;  // milli-units, total for the podset
 };
 
-/// spec.podSets[] of a Workload, reduced to what capacity and demand need.
+/// spec.podSets[] of a Workload, reduced to what capacity and demand need. 48 bytes (72 with its
+/// name a std::string; change 106): a podset's name is one of a job kind's few ("main",
+/// "launcher", "worker"), pooled.
 struct PodSet {
-  std::string name;
+  Interned name;
   int32_t count = 1;
   /// Per-pod requests summed over containers (limits used where a request is absent), only
   /// extended resources (names containing '/'), e.g. {"nvidia.com/gpu", 1000}.
@@ -32,25 +37,32 @@ struct PodSet {
   CompactVector<PodSetClaim> claims;
 };
 
-/// status.admission.podSetAssignments[].
+/// status.admission.podSetAssignments[]: the podset's name and the count admitted, which the
+/// engine reads (a podset's demand is its per-pod requests times that count). Its flavors and
+/// resourceUsage are checked when decoded but not kept: nothing reads them, and they took two
+/// heap blocks a Workload (48 and 16 bytes) and 32 bytes of the assignment's 72 (change 106).
 struct PodSetAssignment {
-  std::string name;
+  Interned name;
   int32_t count = 0;
-  /// resource → ResourceFlavor and the podset's total (per-pod × count). Both keep only device
-  /// resources: extended resources and logical DRA names, not cpu/memory/ephemeral-storage/pods/hugepages.
-  KeyValues flavors;
-  ResourceList resourceUsage;
 };
+static_assert(sizeof(void*) != 8 || (sizeof(PodSetClaim) <= 48 && sizeof(PodSet) <= 48 &&
+                                     sizeof(PodSetAssignment) <= 16),
+              "a Workload's podset lists past their size (change 106)");
 
 enum class CheckState : uint8_t { Unknown, Pending, Ready, Retry, Rejected };
 
-/// status.admissionChecks[].
+/// status.admissionChecks[]. 32 bytes (64 with an std::optional time and a std::string message,
+/// whose text took a heap block of its own: change 106). The message is pooled when at most
+/// kPooledMessageBytes long, as a condition's: MultiKueue's check says the same "The workload was
+/// admitted on \"<worker>\"" on every Workload a worker admitted.
 struct AdmissionCheckStatus {
   Interned name;
   CheckState state = CheckState::Unknown;
-  std::optional<SystemTime> lastTransitionTime;
-  std::string message;
+  OptionalTime lastTransitionTime;
+  Interned message;
 };
+static_assert(sizeof(void*) != 8 || sizeof(AdmissionCheckStatus) <= 32,
+              "AdmissionCheckStatus past 32 bytes (change 106)");
 
 /// Workload status that most Workloads do not carry: set before admission (MultiKueue's
 /// candidates, the pending requests) or after an eviction (requeue count, past execution time).

@@ -168,7 +168,8 @@ TEST_CASE("a wrong type anywhere is reported at exactly that field", "[model][ro
     }
   }
   INFO(erroring << " of " << mutations << " mutations rejected");
-  // Fields the engine depends on must be among the rejected ones.
+  // Fields the engine depends on must be among the rejected ones (and an assignment's flavors and
+  // resourceUsage, which are checked though not kept: change 106).
   for (const char* p : {"metadata.uid", "metadata.name", "metadata.creationTimestamp",
                         "metadata.labels.kueue.x-k8s.io/job-uid", "metadata.ownerReferences[0].uid",
                         "spec.podSets[0].count",

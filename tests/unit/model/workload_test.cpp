@@ -46,12 +46,6 @@ TEST_CASE("v1beta2 MultiKueue manager workload decodes identity, podsets, admiss
   REQUIRE(w.admission->podSetAssignments.size() == 1);
   CHECK(w.admission->podSetAssignments[0].name == "main");
   CHECK(w.admission->podSetAssignments[0].count == 4);
-  // flavors cpu/memory/nvidia.com/gpu → default-flavor; only the device resource is kept.
-  REQUIRE(w.admission->podSetAssignments[0].flavors.size() == 1);
-  const auto& assignment = w.admission->podSetAssignments[0];
-  CHECK(*findValue(assignment.flavors, "nvidia.com/gpu") == "default-flavor");
-  CHECK(milliOf(assignment.resourceUsage, "nvidia.com/gpu") == 32000);  // 8 × 4
-  CHECK(milliOf(assignment.resourceUsage, "cpu") == 0);
 
   REQUIRE(w.admissionChecks.size() == 1);
   CHECK(w.admissionChecks[0].name == "multikueue-ac");
@@ -90,7 +84,7 @@ TEST_CASE("MultiKueue worker copy keeps the origin label and its own admission",
   CHECK(findValue(w.meta.labels, "kueue.x-k8s.io/job-uid") == nullptr);
   CHECK(w.meta.ownerReferences.empty());
   CHECK(w.admission->clusterQueue == "gpu-cq");
-  CHECK(*findValue(w.admission->podSetAssignments[0].flavors, "nvidia.com/gpu") == "h100");
+  CHECK(w.admission->podSetAssignments[0].count == w.podSets[0].count);
   const auto& pr = condition(w.conditions, "PodsReady");
   CHECK(pr.status == ConditionStatus::True);
   CHECK(pr.reason == "Started");
@@ -142,7 +136,6 @@ TEST_CASE("PodsReady-timeout eviction keeps quota, requeue count and eviction me
   CHECK(w.meta.uid == "4c5d6e7f-8888-4a9b-8c0d-000000000008");
   CHECK(w.rareStatus->requeueCount == 1);
   CHECK(w.admission->clusterQueue == "team-c-cq");
-  CHECK(milliOf(w.admission->podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 1000);
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 1000);
   const auto& ev = condition(w.conditions, "Evicted");
   CHECK(ev.status == ConditionStatus::True);
@@ -166,9 +159,8 @@ TEST_CASE("DRA workload keeps template claims and the mapped logical resource",
   CHECK(w.podSets[0].claims[0].resourceClaimName.empty());
   CHECK(w.podSets[0].perPodRequests.empty());  // cpu "1", memory 200Mi only
   CHECK(w.admission->clusterQueue == "cluster-queue");
-  CHECK(*findValue(w.admission->podSetAssignments[0].flavors, "example.com/gpu") ==
-        "default-flavor");
-  CHECK(milliOf(w.admission->podSetAssignments[0].resourceUsage, "example.com/gpu") == 1000);
+  REQUIRE(w.admission->podSetAssignments.size() == 1);
+  CHECK(w.admission->podSetAssignments[0].name == w.podSets[0].name);
   CHECK(rfc(condition(w.conditions, "Admitted").lastTransitionTime) == "2026-08-20T12:00:01Z");
 }
 
@@ -193,7 +185,6 @@ TEST_CASE("real v1beta1 workloads decode (RayJob issue 5711, plain pod issue 221
     CHECK(w.admission->clusterQueue == "cq-test");
     REQUIRE(w.admission->podSetAssignments.size() == 3);
     CHECK(w.admission->podSetAssignments[2].name == "submitter");
-    CHECK(w.admission->podSetAssignments[2].flavors.empty());  // cpu/memory only
     CHECK(rfc(condition(w.conditions, "Admitted").lastTransitionTime) == "2025-06-23T09:17:00Z");
   }
   SECTION("plain pod: GPU request, Ready admission check, being deleted") {
@@ -207,7 +198,7 @@ TEST_CASE("real v1beta1 workloads decode (RayJob issue 5711, plain pod issue 221
     CHECK(w.queueName == "dws-jobs");
     CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 1000);
     CHECK(w.admission->clusterQueue == "dws-cluster-queue");
-    CHECK(milliOf(w.admission->podSetAssignments[0].resourceUsage, "nvidia.com/gpu") == 1000);
+    CHECK(w.admission->podSetAssignments[0].count == 1);
     REQUIRE(w.admissionChecks.size() == 1);
     CHECK(w.admissionChecks[0].name == "dws-prov");
     CHECK(w.admissionChecks[0].state == CheckState::Ready);
@@ -227,9 +218,6 @@ TEST_CASE("status excerpts from issues and docs decode", "[model][workload]") {
     REQUIRE(w.admission->podSetAssignments.size() == 3);
     CHECK(w.admission->podSetAssignments[1].name == "ray-worker-a10-2");
     CHECK(w.admission->podSetAssignments[1].count == 900);
-    CHECK(milliOf(w.admission->podSetAssignments[1].resourceUsage, "nvidia.com/gpu") == 900000);
-    CHECK(*findValue(w.admission->podSetAssignments[1].flavors, "nvidia.com/gpu") ==
-          "vm-gpu-a10-2");
     CHECK(w.admission->podSetAssignments[2].count == 1);  // submitter: no flavors, no usage
     REQUIRE(w.admissionChecks.size() == 1);
     CHECK(w.admissionChecks[0].state == CheckState::Pending);
@@ -326,6 +314,49 @@ TEST_CASE("workload podset arithmetic: containers summed, init containers maxed"
   CHECK(milliOf(w.podSets[0].perPodRequests, "nvidia.com/gpu") == 6000);
 }
 
+TEST_CASE(
+    "an admission check's message is pooled when short, owned when long; a podset's names pooled",
+    "[model][workload]") {
+  // The same MultiKueue message on every Workload a worker admitted: one pooled text (change 106).
+  const std::string longMessage(100, 'm');
+  auto workload = [&](const std::string& name, const std::string& message) {
+    return decodeJson<Workload>(R"({"metadata": {"name": ")" + name + R"(", "uid": "u-)" + name +
+                                    R"("}, "spec": {"podSets": [{"name": "launcher", "count": 1,
+        "template": {"spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": "gpu",
+        "resourceClaimTemplateName": "single-gpu"}, {"name": "fixed", "resourceClaimName":
+        "a-pre-created-claim"}]}}}]}, "status": {"admissionChecks": [{"name": "multikueue-ac",
+        "state": "Ready", "lastTransitionTime": "2026-08-20T10:00:07Z", "message": ")" +
+                                    message + R"("}]}})",
+                                Kind::Workload);
+  };
+  const std::string admitted = R"(The workload was admitted on \"worker1\")";
+  auto a = workload("a", admitted);
+  auto b = workload("b", admitted);
+  auto c = workload("c", longMessage);
+  REQUIRE(a.admissionChecks.size() == 1);
+  CHECK(a.admissionChecks[0].message == "The workload was admitted on \"worker1\"");
+  CHECK(a.admissionChecks[0].message.pooled());
+  CHECK(a.admissionChecks[0].message.data() == b.admissionChecks[0].message.data());  // shared
+  CHECK(rfc(a.admissionChecks[0].lastTransitionTime) == "2026-08-20T10:00:07Z");
+  REQUIRE(c.admissionChecks.size() == 1);
+  CHECK(c.admissionChecks[0].message == longMessage);
+  CHECK_FALSE(c.admissionChecks[0].message.pooled());  // a long message is the Workload's own
+  // A podset's name and its claims' names and template are pooled; a pre-created claim's name is
+  // kept inline.
+  REQUIRE(a.podSets.size() == 1);
+  CHECK(a.podSets[0].name == "launcher");
+  CHECK(a.podSets[0].name.pooled());
+  REQUIRE(a.podSets[0].claims.size() == 2);
+  CHECK(a.podSets[0].claims[0].name == "gpu");
+  CHECK(a.podSets[0].claims[0].resourceClaimTemplateName == "single-gpu");
+  CHECK(a.podSets[0].claims[0].resourceClaimTemplateName.data() ==
+        b.podSets[0].claims[0].resourceClaimTemplateName.data());
+  CHECK(a.podSets[0].claims[0].resourceClaimName.empty());
+  CHECK(a.podSets[0].claims[1].name == "fixed");
+  CHECK(a.podSets[0].claims[1].resourceClaimTemplateName.empty());
+  CHECK(a.podSets[0].claims[1].resourceClaimName == "a-pre-created-claim");
+}
+
 TEST_CASE("workload schema errors name the field", "[model][workload]") {
   CHECK(decodeError(R"({"metadata": {"name": "w", "uid": "u"},
                         "status": {"conditions": [{"type": "A", "status": "True"},
@@ -345,6 +376,22 @@ TEST_CASE("workload schema errors name the field", "[model][workload]") {
             .rfind("status.admission.podSetAssignments[0].resourceUsage[\"nvidia.com/gpu\"]: "
                    "invalid quantity \"lots\"",
                    0) == 0);
+  // An assignment's flavors are checked though not kept (change 106), as its resourceUsage.
+  CHECK(decodeError(R"({"metadata": {"name": "w", "uid": "u"}, "status": {"admission":
+                        {"podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": 7}}]}}})",
+                    Kind::Workload) ==
+        "status.admission.podSetAssignments[0].flavors[\"nvidia.com/gpu\"]: expected string, got "
+        "number (Workload w)");
+  // A core resource's flavor is not read at all; what is kept of an assignment is its name and
+  // count.
+  auto kept =
+      decodeJson<Workload>(R"({"metadata": {"name": "w", "uid": "u"}, "status": {"admission":
+      {"podSetAssignments": [{"name": "main", "count": 3, "flavors": {"cpu": 7,
+       "nvidia.com/gpu": "h100"}, "resourceUsage": {"nvidia.com/gpu": "3"}}]}}})",
+                           Kind::Workload);
+  REQUIRE(kept.admission->podSetAssignments.size() == 1);
+  CHECK(kept.admission->podSetAssignments[0].name == "main");
+  CHECK(kept.admission->podSetAssignments[0].count == 3);
   CHECK(decodeError(R"({"metadata": {"name": "w", "uid": "u"}, "status": {"clusterName": 7}})",
                     Kind::Workload) == "status.clusterName: expected string, got number (Workload w)");
   // apiVersion and the priority class are checked though not kept (change 80).
