@@ -301,7 +301,8 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
 
 // --- Pods -------------------------------------------------------------------------------------
 
-LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p) const {
+LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p,
+                                                  const LocalWorkload* joined) const {
   const auto& m = p.meta;
   auto find = [&](const auto& idx, std::string_view k) -> LocalWorkload* {
     auto it = idx.find(k);
@@ -309,7 +310,15 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
   };
   if (const SmallString* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
     auto byName = c.workloadsByName.find(model::NamespacedName{m.namespace_, *name});
-    if (byName != c.workloadsByName.end()) return *byName;
+    // A deleted Workload (tracked for deletedRetention) still holds its name until another of
+    // that name comes. A pod not already its own may be of that other one, whose event has not
+    // come yet (the order across watch streams is not kept): it is looked for by its owners,
+    // else waits, unresolved, for a Workload of the namespace. Joined to it by the name, a new
+    // pod stayed there: a Job made again under its name lost its pods' milestones (a drill
+    // played again, the same names, seen under load).
+    if (byName != c.workloadsByName.end() && (!(*byName)->deleted || *byName == joined)) {
+      return *byName;
+    }
   }
   // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid):
   // the decoder lists the controller references first.
@@ -321,10 +330,14 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
   if (auto* w = find(c.workloadsByOwner, m.uid)) return w;
   // Worker copies of MultiKueue Jobs may carry no owner reference to the remote Job yet: match the
   // Job by name.
+  // As by the annotation's name: a deleted Workload's Job name is another Job's once that Job is
+  // made again (the owners' uids above tell incarnations apart; names do not).
   for (const auto& o : owners) {
     if (o.kind != "Job") continue;
     auto byJob = c.workloadsByJobName.find(model::NamespacedName{m.namespace_, o.name});
-    if (byJob != c.workloadsByJobName.end()) return *byJob;
+    if (byJob != c.workloadsByJobName.end() && (!(*byJob)->deleted || *byJob == joined)) {
+      return *byJob;
+    }
   }
   return nullptr;
 }
@@ -345,7 +358,7 @@ void MilestoneEngine::State::markPodDirty(const PodRecord& rec) {
 void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod, const model::Pod& p,
                                      const std::shared_ptr<const model::Object>& holder) {
   PodRecord& rec = pod.second;
-  LocalWorkload* w = resolvePod(c, p);
+  LocalWorkload* w = resolvePod(c, p, rec.workload);
   if (rec.workload != nullptr && rec.workload != w) {
     rec.workload->pods.erase(&pod);
     if (rec.workload->logical != nullptr) markDirty(rec.workload->logical->key);

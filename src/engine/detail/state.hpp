@@ -809,7 +809,10 @@ struct MilestoneEngine::State {
   void onQueueObject(ClusterData& c, model::EventType type, const model::Object& o);
   void indexWorkload(ClusterData& c, LocalWorkload& lw);
   void linkWorkload(ClusterData& c, std::string_view uid, LocalWorkload& lw);
-  LocalWorkload* resolvePod(const ClusterData& c, const model::Pod& p) const;
+  /// The Workload a pod belongs to, or null; `joined`: the one it is joined to now, which a
+  /// deleted Workload's name still finds.
+  LocalWorkload* resolvePod(const ClusterData& c, const model::Pod& p,
+                            const LocalWorkload* joined) const;
   /// `pod` is the pod's entry in `c.pods` (the Workload's pod set holds it); `p` its state as
   /// last seen, in `holder` (kept while no Workload resolves the pod).
   void joinPod(ClusterData& c, PodEntry& pod, const model::Pod& p,

@@ -497,6 +497,57 @@ TEST_CASE("A pod's workload annotation finds the Workload last seen under that n
   CHECK(h.e.snapshot().stats.unresolvedPods == unresolved + 2);
 }
 
+TEST_CASE("A new pod whose Workload's name a deleted Workload still holds waits for its own",
+          "[engine]") {
+  // Job a's Workload "job-a" is deleted (tracked for deletedRetention); Job a is made again, and
+  // its pod arrives before its Workload (another watch stream: the order across streams is not
+  // kept). The pod is not the deleted Workload's: it waits, unresolved, and joins the new one.
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  WorkloadBuilder wa("ns", "job-a", "wl-a", at(0s));
+  wa.podSet(1, 1).ownedByJob("a", "job-uid-1").reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", wa.obj(), at(2s));
+  auto old = PodBuilder("ns", "a-old", "pod-old", at(2s))
+                 .ownedByJob("a", "job-uid-1")
+                 .workloadAnnotation("job-a");
+  old.scheduled("n1", at(3s)).running(at(3s)).firstWork(at(4s));
+  h.put("c1", old.obj(), at(4s));
+  // A pod that names its Workload by the annotation alone (no owner to find it by).
+  auto plain = PodBuilder("ns", "a-plain", "pod-plain", at(2s)).workloadAnnotation("job-a");
+  plain.scheduled("n1", at(3s)).running(at(3s));
+  h.put("c1", plain.obj(), at(4s));
+  h.step(at(4s));
+  REQUIRE(h.milestone("wl-a", Milestone::FirstWork));
+  h.remove("c1", wa.obj(), at(5s));
+  h.step(at(5s));
+  // Its next event after the Workload went: it stays with the Workload it was joined to.
+  plain.ready(at(6s));
+  h.put("c1", plain.obj(), at(6s));
+  h.step(at(6s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+
+  auto p0 = PodBuilder("ns", "a-new", "pod-new", at(9s))
+                .ownedByJob("a", "job-uid-2")
+                .workloadAnnotation("job-a");
+  p0.scheduled("n1", at(10s)).running(at(12s)).firstWork(at(20s));
+  h.put("c1", p0.obj(), at(21s));
+  h.step(at(21s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  WorkloadBuilder wb("ns", "job-a", "wl-b", at(6s));
+  wb.podSet(1, 1).ownedByJob("a", "job-uid-2").reserved("cq", at(7s)).admitted(at(7s));
+  h.put("c1", wb.obj(), at(22s));
+  h.step(at(22s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+  auto fb = h.milestone("wl-b", Milestone::FirstWork);
+  REQUIRE(fb);
+  CHECK(fb->eventTime == at(20s));
+  // The deleted Workload's own pod, still running, keeps its Workload at its next event.
+  old.succeeded(at(23s));
+  h.put("c1", old.obj(), at(24s));
+  h.step(at(24s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+}
+
 TEST_CASE("External signals by namespace/name reach the pod last seen under that name", "[engine]") {
   Harness h(standaloneConfig("c1"));
   // Job x's pod "ns/x-0" runs and is deleted; a pod of Job y is then created under its name (a
