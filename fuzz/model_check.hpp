@@ -75,8 +75,7 @@ struct ObjectChecker {
     checkConditions(w.conditions);
     for (const auto& a : w.admission->podSetAssignments) {
       checkText(a.name);
-      for (const auto& [k, v] : a.flavors) checkText(k), checkText(v);
-      checkResources(a.resourceUsage);
+      FW_FUZZ_CHECK(a.count >= 0);
     }
     for (const auto& a : w.admissionChecks) checkText(a.name), checkText(a.message);
     for (const auto& n : w.rareStatus->nominatedClusterNames) checkText(n);
