@@ -181,7 +181,7 @@ void MilestoneEngine::State::onProbe(ClusterData& c, bool connected, SystemTime 
       }
     }
     // Objects of this cluster may have arrived with past timestamps: look again at everything.
-    for (auto& [key, lw] : logical) dirty.emplace(key);
+    for (auto& [key, lw] : logical) markDirty(key);
     // Its Workloads are all listed: a restored cycle whose Workload is not among them went while
     // the daemon was down (nothing tells when).
     // Its durable open record goes with it.

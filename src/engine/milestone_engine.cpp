@@ -52,12 +52,7 @@ std::string joinKey(std::initializer_list<std::string_view> parts) {
   return s;
 }
 
-std::string nsName(std::string_view ns, std::string_view name) {
-  std::string s;
-  s.reserve(ns.size() + name.size() + 1);
-  s.append(ns).append("/").append(name);
-  return s;
-}
+std::string nsName(std::string_view ns, std::string_view name) { return joinKey({ns, name}); }
 
 void ClusterData::addUnresolved(std::string_view ns, std::string_view uid) {
   auto it = unresolvedPods.find(ns);
