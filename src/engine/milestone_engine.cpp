@@ -303,16 +303,28 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
     auto it = idx.find(k);
     return it == idx.end() ? nullptr : it->second;
   };
+  // A deleted Workload (tracked for deletedRetention) keeps its name, and its Job's name, until
+  // another of that name is indexed. A pod that a name leads to one is its own if it is joined
+  // to it already, or was created before the Workload's deletion began (its deletionTimestamp,
+  // which a Workload with finalizers, as Kueue's admitted ones, carries when deleted): the
+  // Workload's whole life may have passed before the pod's first event came (the order across
+  // watch streams is not kept; seen under bursts). A pod created later, or when the deletion's
+  // start is not known (the time the deletion was seen is later than it began), is taken for a
+  // pod of a Workload of that name still to come (a Job made again under its name: a drill
+  // played again, the same names) and waits for it, unresolved; joined to the deleted one by
+  // the name, a new pod stayed there and lost its milestones to the new cycle. Owners' uids,
+  // which tell incarnations apart, are asked first.
+  auto byNameIsOwn = [&](const LocalWorkload* w) {
+    if (!w->deleted || w == joined) return true;
+    const OptionalTime& deletion = w->obj->meta.deletionTimestamp;
+    return deletion && m.creationTimestamp != SystemTime{} && m.creationTimestamp < *deletion;
+  };
+  LocalWorkload* deletedByName = nullptr;
   if (const SmallString* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
     auto byName = c.workloadsByName.find(model::NamespacedName{m.namespace_, *name});
-    // A deleted Workload (tracked for deletedRetention) still holds its name until another of
-    // that name comes. A pod not already its own may be of that other one, whose event has not
-    // come yet (the order across watch streams is not kept): it is looked for by its owners,
-    // else waits, unresolved, for a Workload of the namespace. Joined to it by the name, a new
-    // pod stayed there: a Job made again under its name lost its pods' milestones (a drill
-    // played again, the same names, seen under load).
-    if (byName != c.workloadsByName.end() && (!(*byName)->deleted || *byName == joined)) {
-      return *byName;
+    if (byName != c.workloadsByName.end()) {
+      if (!(*byName)->deleted) return *byName;
+      deletedByName = *byName;
     }
   }
   // Controller owner first (Pod → Job → Workload owned by that Job, or labelled with its uid):
@@ -323,16 +335,14 @@ LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const mo
   }
   // Plain pods: the Workload is owned by the Pod.
   if (auto* w = find(c.workloadsByOwner, m.uid)) return w;
+  if (deletedByName != nullptr && byNameIsOwn(deletedByName)) return deletedByName;
   // Worker copies of MultiKueue Jobs may carry no owner reference to the remote Job yet: match the
-  // Job by name.
-  // As by the annotation's name: a deleted Workload's Job name is another Job's once that Job is
-  // made again (the owners' uids above tell incarnations apart; names do not).
+  // Job by name (as the annotation's name: a deleted Workload's Job name is another Job's once
+  // that Job is made again).
   for (const auto& o : owners) {
     if (o.kind != "Job") continue;
     auto byJob = c.workloadsByJobName.find(model::NamespacedName{m.namespace_, o.name});
-    if (byJob != c.workloadsByJobName.end() && (!(*byJob)->deleted || *byJob == joined)) {
-      return *byJob;
-    }
+    if (byJob != c.workloadsByJobName.end() && byNameIsOwn(*byJob)) return *byJob;
   }
   return nullptr;
 }

@@ -548,6 +548,76 @@ TEST_CASE("A new pod whose Workload's name a deleted Workload still holds waits 
   CHECK(h.e.snapshot().stats.unresolvedPods == 0);
 }
 
+TEST_CASE("A pod created before its deleted Workload's deletion joins it at its first event",
+          "[engine]") {
+  // A Workload's whole life can pass before its pods' first events come (the order across watch
+  // streams is not kept: a burst's Workload stream read ahead of its pod stream). The pods are
+  // the deleted Workload's if they were created before its deletion began (the deletionTimestamp
+  // a Workload with finalizers carries); a pod created after it is of a Workload of that name
+  // still to come, and waits.
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  // Found by the annotation alone (a worker's copy has no owner to find it by).
+  WorkloadBuilder wc("ns", "job-c", "wl-c", at(0s));
+  wc.podSet(2, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", wc.obj(), at(2s));
+  // Found by its Job's name: the Workload is owned by another incarnation's uid of Job d (a
+  // MultiKueue worker's copy names the manager's Job).
+  WorkloadBuilder wd("ns", "job-d", "wl-d", at(0s));
+  wd.podSet(1, 1).ownedByJob("d", "job-d-remote").reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", wd.obj(), at(2s));
+  // Deleted without a deletionTimestamp (no finalizers): when its deletion began is not known.
+  WorkloadBuilder we("ns", "job-e", "wl-e", at(0s));
+  we.podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("c1", we.obj(), at(2s));
+  h.step(at(2s));
+  auto deletedAt = [](const WorkloadBuilder& b, SystemTime t) {
+    model::Object o = b.obj();
+    std::get<model::Workload>(o).meta.deletionTimestamp = t;
+    return o;
+  };
+  h.remove("c1", deletedAt(wc, at(7s)), at(8s));
+  h.remove("c1", deletedAt(wd, at(7s)), at(8s));
+  h.remove("c1", we.obj(), at(8s));
+  h.step(at(8s));
+
+  auto c0 = PodBuilder("ns", "c-0", "pod-c0", at(2s)).workloadAnnotation("job-c");
+  c0.scheduled("n1", at(3s)).running(at(3s)).firstWork(at(5s)).succeeded(at(6s));
+  h.put("c1", c0.obj(), at(9s));
+  auto d0 = PodBuilder("ns", "d-0", "pod-d0", at(2s)).ownedByJob("d", "job-d-local");
+  d0.scheduled("n1", at(3s)).running(at(4s)).firstWork(at(6s)).succeeded(at(6s));
+  h.put("c1", d0.obj(), at(9s));
+  h.step(at(9s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
+  auto fc = h.milestone("wl-c", Milestone::FirstWork);
+  REQUIRE(fc);
+  CHECK(fc->eventTime == at(5s));
+  auto fd = h.milestone("wl-d", Milestone::FirstWork);
+  REQUIRE(fd);
+  CHECK(fd->eventTime == at(6s));
+
+  // Created after the deletion began (Jobs c and d made again): they wait for Workloads to come.
+  auto c1 = PodBuilder("ns", "c-1", "pod-c1", at(10s)).workloadAnnotation("job-c");
+  c1.scheduled("n1", at(11s));
+  h.put("c1", c1.obj(), at(11s));
+  auto d1 = PodBuilder("ns", "d-1", "pod-d1", at(10s)).ownedByJob("d", "job-d-local-2");
+  d1.scheduled("n1", at(11s));
+  h.put("c1", d1.obj(), at(11s));
+  // Created in the second the deletion began: not known to be older, so it waits too.
+  auto c2 = PodBuilder("ns", "c-2", "pod-c2", at(7s)).workloadAnnotation("job-c");
+  h.put("c1", c2.obj(), at(11s));
+  // Without a creationTimestamp (not as the API server sends a pod): not known to be older.
+  auto c3 = PodBuilder("ns", "c-3", "pod-c3", SystemTime{}).workloadAnnotation("job-c");
+  h.put("c1", c3.obj(), at(11s));
+  // Created before Workload e was seen deleted, whose deletion's start is not known: it waits.
+  auto e0 = PodBuilder("ns", "e-0", "pod-e0", at(2s)).workloadAnnotation("job-e");
+  e0.scheduled("n1", at(3s)).running(at(3s)).firstWork(at(5s));
+  h.put("c1", e0.obj(), at(11s));
+  h.step(at(11s));
+  CHECK(h.e.snapshot().stats.unresolvedPods == 5);
+  CHECK_FALSE(h.milestone("wl-e", Milestone::FirstWork));
+}
+
 TEST_CASE("External signals by namespace/name reach the pod last seen under that name", "[engine]") {
   Harness h(standaloneConfig("c1"));
   // Job x's pod "ns/x-0" runs and is deleted; a pod of Job y is then created under its name (a
