@@ -558,7 +558,9 @@ std::string firstLine(const std::string& path, std::string_view prefix) {
 }
 
 int usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s [--events N] [--smoke] [--dump] [--engine-only]\n", argv0);
+  std::fprintf(stderr,
+               "usage: %s [--events N] [--smoke] [--dump] [--engine-only] [--plain-pods N]\n",
+               argv0);
   return 2;
 }
 
@@ -568,12 +570,19 @@ int main(int argc, char** argv) {
   int64_t events = 200'000;
   bool dump = false;
   bool engineOnly = false;  // skips the reference and decode-only passes (for profiling)
+  // Pods no Workload will own (a namespace's Deployments, notebooks), waiting in each of the
+  // stream's six namespaces from the start: what each new Workload's retry of waiting pods costs.
+  int64_t plainPods = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--dump") {
       dump = true;
     } else if (a == "--engine-only") {
       engineOnly = true;
+    } else if (a == "--plain-pods" && i + 1 < argc) {
+      char* end = nullptr;
+      plainPods = std::strtoll(argv[++i], &end, 10);
+      if (end == nullptr || *end != '\0' || plainPods < 0) return usage(argv[0]);
     } else if (a == "--smoke") {
       events = 2'000;
     } else if (a == "--events" && i + 1 < argc) {
@@ -600,6 +609,15 @@ int main(int argc, char** argv) {
     eng.onConnection(c, true, t0, t0);
   }
   (void)eng.advance(t0);
+  for (int64_t i = 0; i < plainPods * 6; ++i) {
+    model::Pod p;
+    p.meta.namespace_ = fmt::format("team-{}", static_cast<char>('a' + i % 6));
+    p.meta.name = fmt::format("web-{}", i);
+    p.meta.uid = fmt::format("00000000-0000-4000-8000-{:012x}", i);
+    p.meta.creationTimestamp = t0;
+    eng.onObject(kWorker, model::EventType::Added,
+                 std::make_shared<const model::Object>(std::move(p)), t0);
+  }
 
   Generator gen(t0);
   if (dump) {
@@ -688,6 +706,11 @@ int main(int argc, char** argv) {
   };
   std::printf("firstwork_engine_bench: %lld events, %.1f MB JSON (avg %.0f B/event)\n",
               static_cast<long long>(events), mb, static_cast<double>(bytes) / ev);
+  if (plainPods > 0) {
+    std::printf(
+        "  with %lld plain pods (no Workload owns them) waiting in each of the 6 namespaces\n",
+        static_cast<long long>(plainPods));
+  }
   static constexpr std::array<const char*, 3> kKinds = {"pods", "workloads", "slices"};
   const auto& mix = gen.stats();
   for (size_t k = 0; k < 3; ++k) {

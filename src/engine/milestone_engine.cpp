@@ -54,20 +54,67 @@ std::string joinKey(std::initializer_list<std::string_view> parts) {
 
 std::string nsName(std::string_view ns, std::string_view name) { return joinKey({ns, name}); }
 
-void ClusterData::addUnresolved(std::string_view ns, std::string_view uid) {
-  auto it = unresolvedPods.find(ns);
-  if (it == unresolvedPods.end()) it = unresolvedPods.try_emplace(std::string(ns)).first;
-  if (it->second.insert(SmallString(uid)).second) ++unresolvedCount;
+namespace {
+
+/// A key a Workload can resolve a pod by, hashed: its kind ('n' a Workload's namespace/name, 'o'
+/// an owner's uid, 'j' a Job's namespace/name) and its parts.
+uint64_t resolvingKey(char kind, std::string_view a, std::string_view b = {}) {
+  constexpr uint64_t kMix = 0x9e3779b97f4a7c15ULL;
+  const std::hash<std::string_view> hash;
+  uint64_t h = static_cast<unsigned char>(kind);
+  h = (h * kMix) ^ hash(a);
+  h = (h * kMix) ^ hash(b);
+  return h;
 }
 
-void ClusterData::dropUnresolved(std::string_view ns, std::string_view uid) {
-  auto it = unresolvedPods.find(ns);
-  if (it == unresolvedPods.end()) return;
-  auto u = it->second.find(uid);
-  if (u == it->second.end()) return;
-  it->second.erase(u);
+/// Every key a Workload could resolve `p` by (resolvePod's: the annotation's Workload name, the
+/// owners' uids and the pod's own, the Job owners' names).
+template <typename F>
+void forResolvingKeys(const model::Pod& p, F&& f) {
+  const auto& m = p.meta;
+  if (const SmallString* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
+    f(resolvingKey('n', m.namespace_, *name));
+  }
+  for (const auto& o : m.ownerReferences) {
+    f(resolvingKey('o', o.uid));
+    if (o.kind == "Job") f(resolvingKey('j', m.namespace_, o.name));
+  }
+  f(resolvingKey('o', m.uid));
+}
+
+}  // namespace
+
+void ClusterData::addUnresolved(PodEntry& pod, const model::Pod& p,
+                                std::shared_ptr<const model::Object> holder) {
+  dropUnresolved(pod);  // waiting already: its keys were those of the pod as last seen
+  forResolvingKeys(p, [&](uint64_t key) {
+    auto [from, to] = unresolvedByKey.equal_range(key);
+    for (auto it = from; it != to; ++it) {
+      if (it->second == &pod) return;  // a key the pod has twice
+    }
+    unresolvedByKey.emplace(key, &pod);
+  });
+  ++unresolvedCount;
+  pod.second.rareFields().unresolved = std::move(holder);
+}
+
+void ClusterData::dropUnresolved(PodEntry& pod) {
+  PodRecord& rec = pod.second;
+  if (rec.rare == nullptr || rec.rare->unresolved == nullptr) return;
+  if (const auto* p = std::get_if<model::Pod>(rec.rare->unresolved.get())) {
+    forResolvingKeys(*p, [&](uint64_t key) {
+      auto [from, to] = unresolvedByKey.equal_range(key);
+      for (auto it = from; it != to; ++it) {
+        if (it->second == &pod) {
+          unresolvedByKey.erase(it);
+          return;
+        }
+      }
+    });
+  }
   --unresolvedCount;
-  if (it->second.empty()) unresolvedPods.erase(it);
+  rec.rare->unresolved.reset();
+  rec.dropRareIfEmpty();
 }
 
 namespace {
@@ -291,7 +338,7 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
     }
   }
   markPreemptionScan(c.config.name, w.meta.uid, w);
-  if (inserted) retryUnresolvedPods(c, w.meta.namespace_);
+  if (inserted) retryUnresolvedPods(c, l);
 }
 
 // --- Pods -------------------------------------------------------------------------------------
@@ -368,45 +415,41 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod, const model:
     rec.workload->pods.erase(&pod);
     if (rec.workload->logical != nullptr) markDirty(rec.workload->logical->key);
   }
-  // A pod in unresolvedPods has no workload (one whose workload gc erased has none and is not
-  // in it until its next event), so one that stays joined to the same Workload has nothing to
-  // drop.
-  const bool rejoined = w != nullptr && w == rec.workload;
+  // A waiting pod has no Workload (one whose Workload gc erased has none, and waits from its
+  // next event); for one that was not waiting, dropUnresolved reads the record's rare fields only.
   rec.workload = w;
   if (w == nullptr) {
-    c.addUnresolved(p.meta.namespace_, p.meta.uid);
     // Kept to be resolved when a Workload comes (the record keeps no labels, annotations or
     // owner references).
-    if (holder != nullptr) rec.rareFields().unresolved = holder;
+    c.addUnresolved(pod, p, holder);
     return;
   }
-  if (rec.rare != nullptr && rec.rare->unresolved != nullptr) {
-    rec.rare->unresolved.reset();
-    rec.dropRareIfEmpty();
-  }
-  if (!rejoined) c.dropUnresolved(p.meta.namespace_, p.meta.uid);
+  c.dropUnresolved(pod);
   w->pods.insert(&pod);
   markPodDirty(rec);
 }
 
-// Only the new Workload's namespace can hold pods it resolves (every join key is namespaced or a
-// uid of an object in that namespace), so unresolved pods are kept by namespace.
-void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, std::string_view ns) {
-  auto inNs = c.unresolvedPods.find(ns);
-  if (inNs == c.unresolvedPods.end()) return;
-  std::vector<SmallString> uids(inNs->second.begin(), inNs->second.end());
-  const std::string nsKey(ns);
-  for (const auto& uid : uids) {
-    auto it = c.pods.find(model::UidKey::Probe(uid));
-    // The pod as last seen (a copy of the holder: joining may let the record's go).
-    std::shared_ptr<const model::Object> holder =
-        it == c.pods.end() || it->second.rare == nullptr ? nullptr : it->second.rare->unresolved;
-    const auto* p = holder != nullptr ? std::get_if<model::Pod>(holder.get()) : nullptr;
-    if (p == nullptr) {
-      c.dropUnresolved(nsKey, uid);
-      continue;
-    }
-    joinPod(c, *it, *p, holder);
+// The pods waiting under a key of the new Workload's (its namespace/name, its Job's, its owners'
+// uids and Job uid label: what indexWorkload put it under) are retried; no other pod can resolve
+// to it.
+void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, const LocalWorkload& l) {
+  if (c.unresolvedCount == 0) return;
+  std::vector<PodEntry*> waiting;
+  auto collect = [&](uint64_t key) {
+    auto [from, to] = c.unresolvedByKey.equal_range(key);
+    for (auto it = from; it != to; ++it) waiting.push_back(it->second);
+  };
+  const model::NamespacedName name = workloadName(&l);
+  collect(resolvingKey('n', name.ns, name.name));
+  const model::NamespacedName job = workloadJobName(&l);
+  if (!job.name.empty()) collect(resolvingKey('j', job.ns, job.name));
+  for (const auto& k : l.ownerKeys) collect(resolvingKey('o', k));
+  std::sort(waiting.begin(), waiting.end());
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
+  for (PodEntry* pod : waiting) {
+    // The pod as last seen (a copy of the holder: joining lets the record's go).
+    std::shared_ptr<const model::Object> holder = pod->second.rare->unresolved;
+    joinPod(c, *pod, std::get<model::Pod>(*holder), holder);
   }
 }
 
@@ -769,7 +812,7 @@ void MilestoneEngine::State::gc(SystemTime now) {
       // Re-added (or already collected) since: not this tombstone's business.
       if (it == c.pods.end() || !it->second.deleted || !(it->second.deletedAt < cutoff)) continue;
       if (it->second.workload != nullptr) it->second.workload->pods.erase(&*it);
-      c.dropUnresolved(it->second.ns, t.uid);
+      c.dropUnresolved(*it);
       unindex(c.podsByName, podName(&*it), &*it);
       c.pods.erase(it);
       continue;

@@ -623,10 +623,20 @@ struct ClusterData {
   /// record's object; gc erases a record's entry with it. A 16-byte node a pod where a map from an
   /// "ns/name" copy to the uid took 112 bytes (bench/README.md, change 67).
   NameIndex<PodEntry, podName> podsByName;
-  std::map<std::string, std::set<SmallString, std::less<>>, std::less<>> unresolvedPods;  // ns →
+  /// Pods no Workload of the cluster resolves yet, each under a hash of every key a Workload
+  /// could resolve it by (its annotation's Workload name, its owners' uids and its own, its Job's
+  /// name: resolvingKeys): a new Workload retries the pods its own keys name, not every waiting
+  /// pod of its namespace (plain pods that no Workload will own wait for good; a namespace's few
+  /// hundred, each retried at every new Workload of it, cost 10.9 % of the event loop at 500
+  /// events/s: bench/README.md, change 107). A hash that two keys share only retries a pod that
+  /// resolvePod then leaves waiting. The pod as last seen is its record's `rare->unresolved`.
+  std::unordered_multimap<uint64_t, PodEntry*> unresolvedByKey;
   size_t unresolvedCount = 0;
-  void addUnresolved(std::string_view ns, std::string_view uid);
-  void dropUnresolved(std::string_view ns, std::string_view uid);
+  /// `pod` waits, as `p` (held by `holder`) shows it; its keys are replaced if it waited already.
+  void addUnresolved(PodEntry& pod, const model::Pod& p,
+                     std::shared_ptr<const model::Object> holder);
+  /// `pod` waits no more (resolved, or collected); nothing when it was not waiting.
+  void dropUnresolved(PodEntry& pod);
   // ResourceClaims: the inventory's (Inventory::findClaim), not a map of the engine's own.
   // Management cluster objects.
   std::map<std::string, model::ClusterQueue> clusterQueues;
@@ -819,7 +829,7 @@ struct MilestoneEngine::State {
                const std::shared_ptr<const model::Object>& holder);
   /// The pod is gone, its last state unknown (onDeletedUnknown): deleted as last seen.
   void deletePodUnknown(ClusterData& c, PodEntry& pod, std::string_view uid, SystemTime at);
-  void retryUnresolvedPods(ClusterData& c, std::string_view ns);
+  void retryUnresolvedPods(ClusterData& c, const LocalWorkload& l);
   void markPodDirty(const PodRecord& rec);
   void learnTemplate(ClusterData& c, const model::ResourceClaim& claim);
   void sweepTemplates(TemplateName keep);

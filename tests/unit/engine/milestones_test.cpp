@@ -388,6 +388,82 @@ TEST_CASE("Pods join their workload by annotation, owner Job or as plain pods", 
   CHECK(h.e.snapshot().stats.unresolvedPods == 0);
 }
 
+TEST_CASE("A waiting pod is retried by a new Workload under each key that resolves it",
+          "[engine]") {
+  // Pods that come before their Workloads wait under each key a Workload could resolve them by;
+  // a new Workload retries the pods its own keys name (change 107).
+  Harness h(standaloneConfig("c1"));
+  h.put("c1", gpuNode("n1", 8, at(-7200s)), at(-3600s));
+  auto waiting = [&] { return h.e.snapshot().stats.unresolvedPods; };
+  auto pa =
+      PodBuilder("ns", "a-0", "pod-a", at(10s)).workloadAnnotation("job-a").firstWork(at(101s));
+  auto pb = PodBuilder("ns", "b", "pod-b", at(10s)).firstWork(at(102s));  // a plain pod
+  auto pc = PodBuilder("ns", "c-0", "pod-c", at(10s)).ownedByJob("c", "job-c").firstWork(at(103s));
+  auto pd =
+      PodBuilder("ns", "d-0", "pod-d", at(10s)).ownedByJob("d", "job-d-worker").firstWork(at(104s));
+  auto pe =
+      PodBuilder("ns", "e-0", "pod-e", at(10s)).workloadAnnotation("job-e").firstWork(at(105s));
+  // Deleted while it waits, and collected: no Workload may find it after.
+  auto pg = PodBuilder("ns", "g-0", "pod-g", at(10s)).workloadAnnotation("job-g");
+  auto bystander = PodBuilder("ns", "x-0", "pod-x", at(10s)).ownedByJob("x", "job-x");
+  for (auto* p : {&pa, &pb, &pc, &pd, &pe, &pg, &bystander}) h.put("c1", p->obj(), at(11s));
+  h.step(at(11s));
+  REQUIRE(waiting() == 7);
+  // Pod e's next event names another Workload: it waits under that one's name, not its old one's.
+  pe.workloadAnnotation("job-f");
+  h.put("c1", pe.obj(), at(12s));
+  h.remove("c1", pg.obj(), at(12s));
+  h.step(at(12s));
+  CHECK(waiting() == 7);
+
+  auto admitted = [](WorkloadBuilder& w) -> WorkloadBuilder& {
+    return w.podSet(1, 1).reserved("cq", at(5s)).admitted(at(5s));
+  };
+  WorkloadBuilder wa("ns", "job-a", "wl-a", at(0s));  // by the annotation's name
+  h.put("c1", admitted(wa).obj(), at(20s));
+  CHECK(waiting() == 6);
+  WorkloadBuilder wb("ns", "pod-b-22222", "wl-b", at(0s));  // owned by the pod
+  h.put("c1", admitted(wb.ownedByPod("b", "pod-b")).obj(), at(20s));
+  CHECK(waiting() == 5);
+  // By the Job uid label alone (no owner reference).
+  WorkloadBuilder wc("ns", "job-c-33333", "wl-c", at(0s));
+  model::Object wcObj = admitted(wc).obj();
+  setValue(std::get<model::Workload>(wcObj).meta.labels, "kueue.x-k8s.io/job-uid", "job-c");
+  h.put("c1", wcObj, at(20s));
+  CHECK(waiting() == 4);
+  // By the Job's name: the Workload names another incarnation of Job d (a worker's copy).
+  WorkloadBuilder wd("ns", "job-d-44444", "wl-d", at(0s));
+  h.put("c1", admitted(wd.ownedByJob("d", "job-d-manager")).obj(), at(20s));
+  CHECK(waiting() == 3);
+  WorkloadBuilder we("ns", "job-e", "wl-e", at(0s));  // pod e's old name
+  h.put("c1", admitted(we).obj(), at(20s));
+  CHECK(waiting() == 3);
+  WorkloadBuilder wf("ns", "job-f", "wl-f", at(0s));
+  h.put("c1", admitted(wf).obj(), at(20s));
+  CHECK(waiting() == 2);
+  h.step(at(200s));
+  CHECK(h.milestone("wl-a", Milestone::FirstWork)->eventTime == at(101s));
+  CHECK(h.milestone("wl-b", Milestone::FirstWork)->eventTime == at(102s));
+  CHECK(h.milestone("wl-c", Milestone::FirstWork)->eventTime == at(103s));
+  CHECK(h.milestone("wl-d", Milestone::FirstWork)->eventTime == at(104s));
+  CHECK(h.milestone("wl-f", Milestone::FirstWork)->eventTime == at(105s));
+  CHECK_FALSE(h.milestone("wl-e", Milestone::FirstWork));
+
+  // Pod g collected (deletedRetention 1 h); then Workloads under its key and under pod e's old
+  // name come (a key left behind would be read after its pod is freed: ASan's builds catch it).
+  h.step(at(12s + 3700s));
+  CHECK(waiting() == 1);
+  pe.succeeded(at(3710s));
+  h.remove("c1", pe.obj(), at(3710s));
+  h.step(at(3710s + 3700s));
+  WorkloadBuilder wg("ns", "job-g", "wl-g", at(7400s));
+  h.put("c1", admitted(wg).obj(), at(7420s));
+  WorkloadBuilder we2("ns", "job-e", "wl-e2", at(7400s));
+  h.put("c1", admitted(we2).obj(), at(7420s));
+  h.step(at(7420s));
+  CHECK(waiting() == 1);  // the bystander
+}
+
 TEST_CASE("Useful-work signals: invalid values counted once, proxy labelled, external signals", "[engine]") {
   EngineConfig cfg = standaloneConfig("c1");
   cfg.usefulWork.readyProxy = true;
