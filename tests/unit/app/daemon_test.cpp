@@ -182,7 +182,13 @@ struct WriteLock {
   sqlite3* db = nullptr;
   explicit WriteLock(const std::string& path) {
     REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) == SQLITE_OK);
+    // The daemon may be in a write of its own (a commit, a WAL checkpoint): wait for it as
+    // another writer would, where BEGIN IMMEDIATE answered SQLITE_BUSY at once (seen once in
+    // CI's ASan build, and the connection then leaked).
+    sqlite3_busy_timeout(db, 10'000);
+    const int rc = sqlite3_exec(db, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) release();
+    REQUIRE(rc == SQLITE_OK);
   }
   void release() {
     if (!db) return;
