@@ -82,17 +82,24 @@ void forResolvingKeys(const model::Pod& p, F&& f) {
   f(resolvingKey('o', m.uid));
 }
 
+/// The entry of `pod` among `byKey`'s entries under `key`, or `byKey.end()`.
+std::unordered_multimap<uint64_t, PodEntry*>::iterator waitingEntry(
+    std::unordered_multimap<uint64_t, PodEntry*>& byKey, uint64_t key, const PodEntry* pod) {
+  auto [from, to] = byKey.equal_range(key);
+  auto it = std::find_if(from, to, [&](const auto& e) { return e.second == pod; });
+  return it == to ? byKey.end() : it;
+}
+
 }  // namespace
 
 void ClusterData::addUnresolved(PodEntry& pod, const model::Pod& p,
                                 std::shared_ptr<const model::Object> holder) {
   dropUnresolved(pod);  // waiting already: its keys were those of the pod as last seen
   forResolvingKeys(p, [&](uint64_t key) {
-    auto [from, to] = unresolvedByKey.equal_range(key);
-    for (auto it = from; it != to; ++it) {
-      if (it->second == &pod) return;  // a key the pod has twice
+    // Once under a key the pod has twice.
+    if (waitingEntry(unresolvedByKey, key, &pod) == unresolvedByKey.end()) {
+      unresolvedByKey.emplace(key, &pod);
     }
-    unresolvedByKey.emplace(key, &pod);
   });
   ++unresolvedCount;
   pod.second.rareFields().unresolved = std::move(holder);
@@ -103,12 +110,8 @@ void ClusterData::dropUnresolved(PodEntry& pod) {
   if (rec.rare == nullptr || rec.rare->unresolved == nullptr) return;
   if (const auto* p = std::get_if<model::Pod>(rec.rare->unresolved.get())) {
     forResolvingKeys(*p, [&](uint64_t key) {
-      auto [from, to] = unresolvedByKey.equal_range(key);
-      for (auto it = from; it != to; ++it) {
-        if (it->second == &pod) {
-          unresolvedByKey.erase(it);
-          return;
-        }
+      if (auto it = waitingEntry(unresolvedByKey, key, &pod); it != unresolvedByKey.end()) {
+        unresolvedByKey.erase(it);
       }
     });
   }
