@@ -62,6 +62,26 @@ engine::ClusterRole engineRole(config::ClusterRole r) {
   return engine::ClusterRole::Standalone;
 }
 
+/// What ran an engine step (firstwork_engine_steps_total{trigger}): events waiting for the pacer,
+/// the tick, a scrape that found events waiting, the daemon stopping.
+enum class StepTrigger { Events, Tick, Scrape, Stop };
+constexpr StepTrigger kStepTriggers[] = {StepTrigger::Events, StepTrigger::Tick,
+                                         StepTrigger::Scrape, StepTrigger::Stop};
+
+std::string_view triggerName(StepTrigger t) {
+  switch (t) {
+    case StepTrigger::Events:
+      return "events";
+    case StepTrigger::Tick:
+      return "tick";
+    case StepTrigger::Scrape:
+      return "scrape";
+    case StepTrigger::Stop:
+      break;
+  }
+  return "stop";
+}
+
 /// What each role watches (design §2).
 std::vector<model::Kind> watchedKinds(config::ClusterRole role) {
   using K = model::Kind;
@@ -274,35 +294,53 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// were still a fifth of the steady-state CPU at 500 events/s, and each wrote ~9 KB of WAL
   /// and checkpoint pages per event (bench/README.md, change 24). Under a stream, milestones
   /// reach /metrics at most that much later, far inside any scrape interval.
+  /// Any step takes every event waiting for the flush (the tick's, a scrape's): it ends the wait
+  /// (cancelPendingFlush), and events after it schedule a flush of their own, spaced from it.
   void scheduleFlush() {
     if (flushScheduled || stepsHeld()) return;
     flushScheduled = true;
+    const uint64_t gen = ++flushGen;
     // Real time, not the Clock seam: the pacing is about CPU spent, and the demo's clock runs
     // scaled.
     const auto wait = pacer.delay(std::chrono::steady_clock::now());
     if (wait <= std::chrono::nanoseconds::zero() || !flushTimer) {
-      asio::post(io, [this] {
+      asio::post(io, [this, gen] {
+        if (gen != flushGen || !flushScheduled) return;  // a step since took its events
         flushScheduled = false;
-        step(false);
+        step(StepTrigger::Events);
       });
       return;
     }
     flushTimer->expires_after(wait);
-    flushTimer->async_wait([this](const boost::system::error_code& ec) {
-      if (ec || stopping) return;
+    flushTimer->async_wait([this, gen](const boost::system::error_code& ec) {
+      // Cancelled, or expired with its handler queued before a step took its events.
+      if (ec || stopping || gen != flushGen || !flushScheduled) return;
       flushScheduled = false;
-      step(false);
+      step(StepTrigger::Events);
     });
   }
 
+  /// The flush waiting for the pacer is not needed once a step runs: a scrape's step under a
+  /// stream left it in place, and a scraped stream stepped five times a second, not four
+  /// (bench/README.md, change 108).
+  void cancelPendingFlush() {
+    if (!flushScheduled) return;
+    flushScheduled = false;
+    ++flushGen;  // a handler already queued (posted, or its timer expired) does nothing
+    if (flushTimer) flushTimer->cancel();
+  }
+
   /// One engine step: advance, write what it produced, export what the store accepted as new.
-  void step(bool tick) {
+  void step(StepTrigger trigger) {
+    const bool tick = trigger == StepTrigger::Tick;
+    cancelPendingFlush();
     inStep = true;
     struct Done {
       bool& flag;
       ~Done() { flag = false; }
     } done{inStep};
     ++stepSeq;
+    self.engineStep(triggerName(trigger));
     pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
     inAdvance = true;
@@ -411,7 +449,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     } done{inScrapeHook};
     const auto now = std::chrono::steady_clock::now();
     if (!scrapeAwaits || scrapeAwaits->request != request) {
-      if (!inStep && flushScheduled) step(false);  // the pending flush still runs; it finds little
+      if (!inStep && flushScheduled) step(StepTrigger::Scrape);  // the pending flush is cancelled
       scrapeAwaits = ScrapeWait{request, stepSeq, now};
     }
     // Under a flood the store's answer is a posted handler behind rounds of reads; this hook runs
@@ -632,7 +670,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       if (stepsHeld()) {
         updateReadiness();
       } else {
-        step(true);
+        step(StepTrigger::Tick);
       }
       armTick();
     });
@@ -868,7 +906,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<asio::steady_timer> tickTimer;
   std::unique_ptr<asio::steady_timer> flushTimer;
-  StepPacer pacer{std::chrono::milliseconds(250)};
+  StepPacer pacer{options.stepInterval};
   std::thread loop;
   engine::MilestoneEngine engine;
   /// The loop's connection: the API's reads, closedAlready, the start-up restore.
@@ -894,6 +932,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::vector<Cluster> clusters;
   std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;
+  uint64_t flushGen = 0;      // the flush scheduled last; a handler of an older one does nothing
   bool inStep = false;        // inside step(): beforeScrapeRendering does not step again
   bool inAdvance = false;     // inside the engine's advance: its outputs are still coming
   uint64_t stepSeq = 0;       // steps begun
@@ -959,6 +998,7 @@ Status Daemon::start() {
   using Freshness = http::MetricsSnapshot::Freshness;
   for (auto f : {Freshness::Current, Freshness::Uncommitted, Freshness::Stale})
     d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f), 0);  // every series from the start
+  for (auto t : kStepTriggers) d.self.engineStep(triggerName(t), 0);
   d.snapshot.setRenderingCounter(
       [&d](Freshness f) { d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f)); });
   d.httpServer->setReadinessCheck([&d] {
@@ -1052,7 +1092,7 @@ void Daemon::stop() {
     if (d.flushTimer) d.flushTimer->cancel();
     if (d.scrapeTimer) d.scrapeTimer->cancel();
     for (auto& c : d.clusters) c.client->stop();
-    d.step(false);       // the last records
+    d.step(StepTrigger::Stop);  // the last records
     d.finishCommits();   // committed before the loop stops
     done.set_value();
   });

@@ -72,6 +72,7 @@ struct SelfMetrics::State {
   Series<prometheus::Counter> storeErrors;
   Series<prometheus::Counter> usefulWorkQueries;
   Series<prometheus::Counter> metricsRenderings;
+  Series<prometheus::Counter> engineSteps;
 
   // Every family whose first label is `cluster`, for removeCluster.
   template <typename F>
@@ -150,6 +151,12 @@ SelfMetrics::SelfMetrics(prometheus::Registry& registry, std::vector<double> lag
                                     "figures were.")
                               .Register(registry),
                          {"freshness"}, {}};
+  s.engineSteps = {&prometheus::BuildCounter()
+                        .Name("firstwork_engine_steps_total")
+                        .Help("Engine steps (advance, store commit, export), by what ran them.")
+                        .Register(registry),
+                   {"trigger"},
+                   {}};
   auto& build = prometheus::BuildGauge()
                     .Name("firstwork_build_info")
                     .Help("Version and git revision of the running firstworkd; always 1.")
@@ -222,6 +229,11 @@ void SelfMetrics::usefulWorkQuery(std::string_view result) {
 void SelfMetrics::metricsRendering(std::string_view freshness, uint64_t count) {
   std::lock_guard lock(state_->mu);
   state_->metricsRenderings.get({freshness}).Increment(static_cast<double>(count));
+}
+
+void SelfMetrics::engineStep(std::string_view trigger, uint64_t count) {
+  std::lock_guard lock(state_->mu);
+  state_->engineSteps.get({trigger}).Increment(static_cast<double>(count));
 }
 
 void SelfMetrics::removeCluster(std::string_view cluster) {

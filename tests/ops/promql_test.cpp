@@ -51,6 +51,7 @@ TEST_CASE("the metric families are read from firstworkd's sources", "[ops][promq
   CHECK_FALSE(families["firstwork_observation_lag_seconds"].engine);
   CHECK(families["firstwork_store_errors_total"].labels == std::set<std::string>{"operation"});
   CHECK(families["firstwork_metrics_renderings_total"].labels == std::set<std::string>{"freshness"});
+  CHECK(families["firstwork_engine_steps_total"].labels == std::set<std::string>{"trigger"});
   CHECK(families["firstwork_build_info"].labels == std::set<std::string>{"version", "revision"});
 }
 
@@ -160,7 +161,7 @@ TEST_CASE("every expression uses only registered metric families and their label
         "firstwork_observation_lag_seconds_bucket", "firstwork_cluster_clock_skew_seconds",
         "firstwork_store_errors_total", "firstwork_tracked_objects",
         "firstwork_duplicate_executions_total", "firstwork_reservations_without_capacity_total",
-        "firstwork_metrics_renderings_total"}) {
+        "firstwork_metrics_renderings_total", "firstwork_engine_steps_total"}) {
     INFO(name);
     CHECK(used.count(name));
   }

@@ -32,6 +32,9 @@ struct DaemonOptions {
   /// Overrides the watch timing of every reflector (tests and the demo use short values).
   std::optional<std::chrono::milliseconds> stallTimeout;
   std::optional<std::chrono::seconds> minWatchTimeout;
+  /// Under a stream of events, engine steps are spaced by at least this (StepPacer; tests use
+  /// longer values to tell the pacer's steps from others).
+  std::chrono::milliseconds stepInterval{250};
   /// Records a step sends to the store while the engine still advances, once this many are
   /// pending (and as often as the batch out is back): a large step's records go in batches, not
   /// all at its end (tests use small values).

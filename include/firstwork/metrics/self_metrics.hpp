@@ -30,6 +30,8 @@ namespace firstwork::metrics {
 ///   cluster_insecure_tls{cluster}                 gauge     1 when TLS verification is off
 ///   store_errors_total{operation}                 counter   failed store operations
 ///   useful_work_queries_total{result}             counter   PromQL probe requests by outcome
+///   metrics_renderings_total{freshness}           counter   renderings of /metrics for scrapes
+///   engine_steps_total{trigger}                   counter   engine steps by what ran them
 class SelfMetrics {
  public:
   /// Registers the families in `registry`, which must outlive this object. `lagBuckets` are the
@@ -65,6 +67,9 @@ class SelfMetrics {
   /// (http::MetricsSnapshot::Freshness). Thread-safe: fallback renderings count on HTTP threads.
   /// count 0 creates the series at 0.
   void metricsRendering(std::string_view freshness, uint64_t count = 1);
+  /// An engine step the daemon ran: `trigger` is events (the pacer's flush), tick, scrape (a
+  /// scrape found events waiting for their step) or stop. count 0 creates the series at 0.
+  void engineStep(std::string_view trigger, uint64_t count = 1);
 
   /// Removes every series labelled with `cluster` (the cluster left the config or this shard).
   void removeCluster(std::string_view cluster);

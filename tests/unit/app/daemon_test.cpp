@@ -346,7 +346,8 @@ struct LiveDaemon {
   std::unique_ptr<sim::ApiServer> server;
   std::unique_ptr<app::Daemon> daemon;  // stopped before the server goes
   LiveDaemon(const std::string& db, bool seedTheWorkload,
-             std::chrono::milliseconds tick = std::chrono::milliseconds(100)) {
+             std::chrono::milliseconds tick = std::chrono::milliseconds(100),
+             std::chrono::milliseconds stepInterval = std::chrono::milliseconds(250)) {
     sim::ApiServerOptions o;
     o.name = "gpu-a";
     o.token = "daemon-test-token";
@@ -356,6 +357,7 @@ struct LiveDaemon {
     if (seedTheWorkload) seedWorkload(*server);
     auto options = optionsFor(db, *server);
     options.tickInterval = tick;
+    options.stepInterval = stepInterval;
     daemon = std::make_unique<app::Daemon>(std::move(options));
     REQUIRE(daemon->start().ok());
     REQUIRE(testing::eventually([&] { return daemon->ready(); }, std::chrono::seconds(30)));
@@ -526,6 +528,10 @@ const std::vector<std::string> kQueuedToReserved{
 const std::vector<std::string> kCurrent{R"(freshness="current")"};
 const std::vector<std::string> kUncommitted{R"(freshness="uncommitted")"};
 const std::vector<std::string> kStale{R"(freshness="stale")"};
+// firstwork_engine_steps_total: what ran each engine step.
+const std::vector<std::string> kByEvents{R"(trigger="events")"};
+const std::vector<std::string> kByScrape{R"(trigger="scrape")"};
+const std::vector<std::string> kByTick{R"(trigger="tick")"};
 }  // namespace
 
 // The pacer spaces the engine's steps under a stream (250 ms) and the tick applies its gauges
@@ -700,6 +706,69 @@ TEST_CASE("A scrape waits for its step's commit for a bounded time and then show
   // The lock gone, the commit goes in and its observation is exported.
   CHECK(testing::eventually(
       [&] { return sampleSum(scrape(), "firstwork_stage_seconds_count", kQueuedToReserved) == 1; }, 30s));
+}
+
+// Under a stream the pacer spaces the engine's steps: an event within the interval of the last
+// step waits for a flush at its end. A scrape that finds events waiting steps them at once, and
+// that step took everything the flush waited for: the flush is cancelled. It used to run anyway,
+// and a scraped stream stepped once more per scrape (bench/README.md, change 108). Events after
+// the scrape's step get a flush of their own. The pacer's interval is 3 s here and the tick an
+// hour away, so each step's trigger can be told.
+TEST_CASE(
+    "A scrape's step takes the events the pacer's flush waited for, and that flush does not run",
+    "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  LiveDaemon live(db, false, std::chrono::hours(1), 3s);
+  httplib::Client http(live.daemon->baseUrl());
+  std::string body;
+  auto scrapeUntilAdded = [&](double added) {
+    REQUIRE(testing::eventually(
+        [&] {
+          body = scrapeMetrics(http);
+          return sampleSum(body, "firstwork_watch_events_total", kAdded) >= added;
+        },
+        30s));
+  };
+  // Settled first: once its five watches (Workloads, Pods, ResourceClaims, ResourceSlices, Nodes)
+  // are up the cluster counts as connected, and that wants a step too (taken by the scrape that
+  // sees the last watch up, or by the pacer before it).
+  REQUIRE(testing::eventually(
+      [&] {
+        return sampleSum(scrapeMetrics(http), "firstwork_watch_up", {R"(cluster="gpu-a")"}) == 5;
+      },
+      30s));
+  seedWorkload(*live.server, 0);
+  scrapeUntilAdded(1);  // stepped by the pacer at once, or by this scrape: a step just ran
+  const double scrapeSteps = sampleSum(body, "firstwork_engine_steps_total", kByScrape);
+  seedWorkload(*live.server, 1);  // within 3 s of that step: a flush waits for the interval's end
+  scrapeUntilAdded(2);            // the scrape that first counts it steps it
+  const double eventSteps = sampleSum(body, "firstwork_engine_steps_total", kByEvents);
+  CHECK(sampleSum(body, "firstwork_engine_steps_total", kByScrape) == scrapeSteps + 1);
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 2);
+  // Past the end of the interval, the flush has not run: nothing waited for it.
+  std::this_thread::sleep_for(3500ms);
+  body = scrapeMetrics(http);
+  CHECK(sampleSum(body, "firstwork_engine_steps_total", kByEvents) == eventSteps);
+  // Nor did this scrape step: nothing waited.
+  CHECK(sampleSum(body, "firstwork_engine_steps_total", kByScrape) == scrapeSteps + 1);
+  CHECK(sampleSum(body, "firstwork_engine_steps_total", kByTick) == 0);
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 2);
+  // An event after that scrape's step, with nobody scraping, is stepped by the pacer's flush: its
+  // milestones land in the store.
+  seedWorkload(*live.server, 2);
+  // Stepped by the pacer at once (the last step is 3.5 s old), or by this scrape.
+  scrapeUntilAdded(3);
+  seedWorkload(*live.server, 3);  // within 3 s of that step
+  CHECK(testing::eventually(
+      [&] {
+        return countWithPrefix(storedKeys(db, records::kMilestoneKind), "ms/gpu-a/wl-uid-3/") == 3;
+      },
+      30s));
+  body = scrapeMetrics(http);
+  CHECK(sampleSum(body, "firstwork_engine_steps_total", kByEvents) >= eventSteps + 1);
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 4);
 }
 
 // The store thread's connection tells the daemon of each failed checkpoint (the store test makes

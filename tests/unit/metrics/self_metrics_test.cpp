@@ -47,6 +47,9 @@ TEST_CASE("watch health series carry the contract names and labels", "[metrics][
   m.metricsRendering("stale", 0);  // the series exists before the first stale rendering
   m.metricsRendering("current");
   m.metricsRendering("current");
+  m.engineStep("tick", 0);
+  m.engineStep("scrape");
+  m.engineStep("events", 2);
 
   auto lines = samples(registry);
   CHECK(has(lines, R"(firstwork_build_info{revision="abc123",version="0.1.0"} 1)"));
@@ -62,6 +65,9 @@ TEST_CASE("watch health series carry the contract names and labels", "[metrics][
   CHECK(has(lines, R"(firstwork_useful_work_queries_total{result="ok"} 1)"));
   CHECK(has(lines, R"(firstwork_metrics_renderings_total{freshness="stale"} 0)"));
   CHECK(has(lines, R"(firstwork_metrics_renderings_total{freshness="current"} 2)"));
+  CHECK(has(lines, R"(firstwork_engine_steps_total{trigger="tick"} 0)"));
+  CHECK(has(lines, R"(firstwork_engine_steps_total{trigger="scrape"} 1)"));
+  CHECK(has(lines, R"(firstwork_engine_steps_total{trigger="events"} 2)"));
 }
 
 TEST_CASE("observation lag uses the given buckets and clamps negative lags", "[metrics][self]") {
