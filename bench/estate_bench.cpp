@@ -275,6 +275,35 @@ std::array<double, 3> renderingsOf(const std::string& body) {
   return out;
 }
 
+/// firstwork_engine_steps_total by trigger: events (the pacer's flush), tick, scrape; nothing
+/// from a daemon without the family (builds before change 108).
+constexpr std::array<std::string_view, 3> kStepTriggers{"trigger=\"events\"", "trigger=\"tick\"",
+                                                        "trigger=\"scrape\""};
+std::optional<std::array<double, 3>> stepsOf(const std::string& body) {
+  if (body.find("firstwork_engine_steps_total{") == std::string::npos) return std::nullopt;
+  std::array<double, 3> out{};
+  for (size_t i = 0; i < kStepTriggers.size(); ++i)
+    out[i] = metricSum(body, "firstwork_engine_steps_total", {}, {kStepTriggers[i]});
+  return out;
+}
+
+/// The steps in `body` since `before`, by trigger.
+std::optional<std::array<double, 3>> stepsSince(const std::array<double, 3>& before,
+                                                const std::string& body) {
+  auto now = stepsOf(body);
+  if (now)
+    for (size_t i = 0; i < now->size(); ++i) (*now)[i] -= before[i];
+  return now;
+}
+
+/// "N, x a second (the pacer's flush a, tick b, scrape c)".
+std::string formatSteps(const std::array<double, 3>& st, double seconds) {
+  const double all = st[0] + st[1] + st[2];
+  return fmt::format(
+      "{:.0f}, {:.1f} a second (the pacer's flush {:.0f}, tick {:.0f}, scrape {:.0f})", all,
+      seconds > 0 ? all / seconds : 0, st[0], st[1], st[2]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The simulated estate: a manager and a worker API server.
 
@@ -417,6 +446,8 @@ struct Estate {
     worker->resumeStreams();
   }
   uint64_t eventsSent() const { return manager->stats().eventsSent + worker->stats().eventsSent; }
+  /// Watch streams the servers ended because the daemon took no bytes for their write timeout.
+  uint64_t watchesDropped() const { return manager->stats().watchesDropped + worker->stats().watchesDropped; }
 };
 
 /// The job estate of --scale: `jobs` jobs (each a manager Workload, a worker copy and 6 pods;
@@ -569,6 +600,12 @@ struct Burst {
   /// firstwork_metrics_renderings_total by freshness (current, uncommitted, stale) between the
   /// burst's first scrape and its last: the renderings of every scrape but the first.
   std::array<double, 3> renderings{};
+  /// The daemon's engine steps over the burst by trigger (stepsOf), read before its release and
+  /// after it, outside the timed span.
+  std::optional<std::array<double, 3>> steps;
+  /// Watch streams the servers dropped during the burst (the daemon read none of a stream's bytes
+  /// for the servers' write timeout): the daemon relisted or resumed, and the burst is not read.
+  uint64_t streamsDropped = 0;
   double eventsPerSec() const { return wall > 0 ? static_cast<double>(events) / wall : 0; }
 };
 
@@ -597,6 +634,7 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
   d.waitIdle(gQuiet, 60s);
   const double base = d.watchEvents();
   const uint64_t sentBase = e.eventsSent();
+  const uint64_t droppedBase = e.watchesDropped();
   const auto hold = std::chrono::milliseconds(static_cast<int64_t>(1000.0 * static_cast<double>(n) / expectedRate * 2.5) + gMinHold.count());
   const auto t0 = Steady::now();
   e.stall(hold);
@@ -606,6 +644,9 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
   const double queued = secondsSince(t0);
   b.applyRate = static_cast<double>(n) / queued;
   b.serverBound = t0 + hold < Steady::now() + 100ms;
+  // The steps before the release (the ticks while the events were written are not the burst's).
+  std::string stepsBody;
+  const auto steps0 = d.get("/metrics", &stepsBody) == 200 ? stepsOf(stepsBody) : std::nullopt;
   // Released once every event is queued (and not before the minimum hold): the hold's margin over
   // the expected writing time only caps a writer slower than expected.
   std::this_thread::sleep_until(t0 + gMinHold);
@@ -659,8 +700,11 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
       if (c - lastCpu > 0.011 || now - quietSince > 200ms) quietSince = now;
     }
     lastCpu = c;
-    if (e.eventsSent() - sentBase >= n && now - quietSince >= gQuiet + 100ms) break;
+    // A dropped stream's events are never all sent: the burst ends once the daemon is quiet.
+    const bool done = e.eventsSent() - sentBase >= n || e.watchesDropped() > droppedBase;
+    if (done && now - quietSince >= gQuiet + 100ms) break;
   }
+  b.streamsDropped = e.watchesDropped() - droppedBase;
   b.wall = std::chrono::duration<double>(lastBusy - release).count();
   b.daemonCpu = lastCpu - cpu0;
   b.serverCpu = selfCpu() - self0;
@@ -670,9 +714,14 @@ Burst burst(Estate& e, Generator& g, const Daemon& d, size_t n, double expectedR
   b.benchThreads = cpuByThreadName(benchThreads0, threadTimes(getpid()));
   stop = true;
   if (scraper.joinable()) scraper.join();
+  if (b.streamsDropped > 0) {
+    d.waitIdle(gQuiet * 3, 120s);  // the relist or the resumed streams taken
+    return b;
+  }
   if (!d.waitEvents(base + static_cast<double>(n), 30s)) {
     throw std::runtime_error(fmt::format("the daemon counted {} of {} events", d.watchEvents() - base, n));
   }
+  if (steps0 && d.get("/metrics", &stepsBody) == 200) b.steps = stepsSince(*steps0, stepsBody);
   return b;
 }
 
@@ -685,6 +734,11 @@ void printBurst(const char* name, const Burst& b) {
               b.serverBound ? "  [server-bound: queueing outlasted the hold]" : "");
   std::printf("  %-28s cpu-s by thread: daemon %s; this process %s\n", "", formatThreadCpu(b.daemonThreads).c_str(),
               formatThreadCpu(b.benchThreads).c_str());
+  if (b.steps) std::printf("  %-28s engine steps: %s\n", "", formatSteps(*b.steps, b.wall).c_str());
+  if (b.streamsDropped > 0)
+    std::printf("  %-28s NOT READ: the test servers dropped %llu of the daemon's watch streams (no bytes taken for "
+                "their write timeout); the daemon resumed or relisted\n",
+                "", static_cast<unsigned long long>(b.streamsDropped));
 }
 
 /// Events/s the servers accept (create/update/remove of generated events), to size the hold.
@@ -736,6 +790,8 @@ struct Paced {
   std::vector<double> gaugeMs;
   // firstwork_metrics_renderings_total over the run, by freshness: current, uncommitted, stale.
   std::array<double, 3> renderings{};
+  // The daemon's engine steps over the run by trigger (stepsOf), read before and after it.
+  std::optional<std::array<double, 3>> steps;
   // Where a stage probe's latency goes: from its write to the request of the first poll that
   // showed it (the intake, and the wait for a poll with a rendering of its own), and that poll's
   // own duration (the step it runs, the wait for its commit, the rendering, the transfer).
@@ -865,6 +921,8 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
       }
     });
   }
+  std::string stepsBody;
+  const auto steps0 = d.get("/metrics", &stepsBody) == 200 ? stepsOf(stepsBody) : std::nullopt;
   const double cpu0 = d.cpu();
   const WorkCounters work0 = processWork(d.pid());
   const ThreadTimes threads0 = threadTimes(d.pid());
@@ -887,6 +945,7 @@ Paced paced(Estate& e, Generator& g, const Daemon& d, double rate, double second
   p.daemonCpu = d.cpu() - cpu0;
   p.work = processWork(d.pid()) - work0;
   p.daemonThreads = cpuByThreadName(threads0, threadTimes(d.pid()));
+  if (steps0 && d.get("/metrics", &stepsBody) == 200) p.steps = stepsSince(*steps0, stepsBody);
   if (measureLatency) {
     d.waitEvents(base + static_cast<double>(p.events), 30s);
     // Polls past the last event for its latency, and past the last probe's figures (the gauge
@@ -1135,7 +1194,9 @@ int run(const Options& o) {
   if (e2e.size() == 2) {
     const double httpRate = e2e[0].eventsPerSec();
     std::printf("  reference: goal 50,000 ev/s over HTTP → ratio %.2f (%s); TLS/HTTP %.2f\n",
-                httpRate / 50'000, verdict(httpRate >= 50'000), e2e[1].eventsPerSec() / httpRate);
+                httpRate / 50'000,
+                e2e[0].streamsDropped > 0 ? "not readable: watch streams dropped" : verdict(httpRate >= 50'000),
+                e2e[1].eventsPerSec() / httpRate);
   }
 
   // --- the estate ----------------------------------------------------------------------------
@@ -1287,6 +1348,7 @@ int run(const Options& o) {
   size_t fewestScrapes = SIZE_MAX;
   double shortestScraped = 1e300;
   Burst quietTotal, scrapedTotal;
+  int droppedPairs = 0;  // pairs with a burst whose streams the servers dropped
   for (int pair = 0; pair < o.scrapePairs; ++pair) {
     Burst quiet, scraped;
     for (bool withScrapes : {pair % 2 == 1, pair % 2 == 0}) {
@@ -1296,11 +1358,17 @@ int run(const Options& o) {
       std::printf("  %-28s daemon per 1,000 events: %.1f wakeups, %.1f read and %.1f write system calls; "
                   "the API servers' threads: %.1f context switches\n",
                   "", b.work.wakeups / k, b.work.readCalls / k, b.work.writeCalls / k, b.serverSwitches / k);
-      Burst& total = withScrapes ? scrapedTotal : quietTotal;
-      total.events += b.events;
-      total.wall += b.wall;
-      total.daemonCpu += b.daemonCpu;
       (withScrapes ? scraped : quiet) = std::move(b);
+    }
+    if (quiet.streamsDropped > 0 || scraped.streamsDropped > 0) {
+      ++droppedPairs;  // not read: the pair's other burst has nothing to be compared with
+      continue;
+    }
+    for (const Burst* b : {&quiet, &scraped}) {
+      Burst& total = b == &scraped ? scrapedTotal : quietTotal;
+      total.events += b->events;
+      total.wall += b->wall;
+      total.daemonCpu += b->daemonCpu;
     }
     wallRatios.push_back(scraped.eventsPerSec() / quiet.eventsPerSec());
     cpuRatios.push_back((scraped.daemonCpu / static_cast<double>(scraped.events)) /
@@ -1319,8 +1387,9 @@ int run(const Options& o) {
   constexpr size_t kReadableScrapes = 3;
   const bool readable = fewestScrapes >= kReadableScrapes;
   const std::string verdict5b =
-      readable ? verdict(drop <= 0.10)
-               : fmt::format("not readable: a scraped burst lasted {:.2f} s and held {} scrape(s), fewer than {}; raise "
+      wallRatios.empty() ? fmt::format("not readable: the test servers dropped watch streams in every pair")
+      : readable         ? verdict(drop <= 0.10)
+                         : fmt::format("not readable: a scraped burst lasted {:.2f} s and held {} scrape(s), fewer than {}; raise "
                              "--estate-events",
                              shortestScraped, fewestScrapes, kReadableScrapes);
   auto list = [](const std::vector<double>& v) {
@@ -1337,12 +1406,13 @@ int run(const Options& o) {
   const double spread = wallRatios.empty() ? 0
                                            : *std::max_element(wallRatios.begin(), wallRatios.end()) -
                                                  *std::min_element(wallRatios.begin(), wallRatios.end());
-  std::printf("  throughput with scrapes / without: %.3f over %d pairs (%.1f %% lower; goal <= 10 %%: %s); by pair %s%s; "
-              "daemon CPU per event with / without %.3f (by pair %s)\n",
-              wallRatio, o.scrapePairs, drop * 100, verdict5b.c_str(), list(wallRatios).c_str(),
+  std::printf("  throughput with scrapes / without: %.3f over %zu pairs (%.1f %% lower; goal <= 10 %%: %s); by pair %s%s; "
+              "daemon CPU per event with / without %.3f (by pair %s)%s\n",
+              wallRatio, wallRatios.size(), drop * 100, verdict5b.c_str(), list(wallRatios).c_str(),
               spread > 0.10 ? fmt::format(" (the pairs differ by {:.2f}, more than the goal: burst-to-burst noise)", spread).c_str()
                             : "",
-              cpuRatio, list(cpuRatios).c_str());
+              cpuRatio, list(cpuRatios).c_str(),
+              droppedPairs > 0 ? fmt::format("; {} pair(s) not read: watch streams dropped", droppedPairs).c_str() : "");
 
   // --- 6. event-to-metric latency and steady-state CPU ---------------------------------------
   Paced fast = paced(e, g, d, o.latencyRate, o.latencySeconds, true);
@@ -1363,6 +1433,9 @@ int run(const Options& o) {
   std::printf("  /metrics renderings during the run (firstwork_metrics_renderings_total): current %.0f, "
               "uncommitted %.0f (past the 50 ms wait for the commit), stale %.0f\n",
               fast.renderings[0], fast.renderings[1], fast.renderings[2]);
+  if (fast.steps)
+    std::printf("  engine steps while the poller scraped: %s\n",
+                formatSteps(*fast.steps, fast.seconds).c_str());
   std::printf("  the poller (a scrape, then %.0f ms asleep): %zu polls, %zu with a rendering of their own, "
               "%.0f / %.0f ms apart (p50 / p99); a stage probe's latency = write → the request of the first "
               "poll showing it p50 %.0f / p99 %.0f ms + that poll p50 %.0f / p99 %.0f ms\n",
@@ -1386,6 +1459,9 @@ int run(const Options& o) {
               slow.rate, slow.work.wakeups * perEvent, slow.work.readCalls * perEvent,
               slow.work.writeCalls * perEvent, slow.work.storageBytes * perEvent);
   std::printf("  daemon cpu-s by thread at %.0f ev/s: %s\n", slow.rate, formatThreadCpu(slow.daemonThreads).c_str());
+  if (slow.steps)
+    std::printf("  engine steps at %.0f ev/s: %s\n", slow.rate,
+                formatSteps(*slow.steps, slow.seconds).c_str());
   std::printf("\n(bench ran %.0f s)\nfirstworkd RSS at the end: %.1f MiB (peak %.1f MiB)\n", secondsSince(gStart), d.rssMiB(), d.hwmMiB());
   if (e.errors != 0) std::printf("(server rejected %zu generated writes)\n", e.errors);
   if (o.keepDir) {

@@ -1660,7 +1660,12 @@ struct ApiServer::Impl {
         w.cv.wait_until(lk, wake);
       }
     }
-    if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+    if (!out.empty() && !sink.write(out.data(), out.size())) {
+      // The client took no bytes for the write timeout, or went away mid-write.
+      std::lock_guard<std::mutex> lk(mu_);
+      ++stats_.watchesDropped;
+      return false;
+    }
     if (drop) return false;
     if (end) sink.done();
     return true;
@@ -1699,6 +1704,7 @@ struct ApiServer::Impl {
     srv->set_tcp_nodelay(true);  // events are small writes that must leave at once
     srv->set_keep_alive_max_count(100000);
     srv->set_keep_alive_timeout(10);
+    srv->set_write_timeout(opts_.writeTimeout);
     srv->set_socket_options([this](socket_t sock) {
       httplib::default_socket_options(sock);
       int yes = 1;

@@ -34,6 +34,10 @@ struct ApiServerOptions {
   /// A watch without timeoutSeconds ends cleanly after minRequestTimeout·(1+rand[0,1)), as
   /// kube-apiserver does with --min-request-timeout=1800.
   std::chrono::seconds minRequestTimeout{1800};
+  /// A write to a connection that takes no bytes for this long fails, and a watch stream then
+  /// ends without its terminating chunk (ApiServerStats::watchesDropped): kube-apiserver, too,
+  /// closes a watcher that does not keep up with its events.
+  std::chrono::milliseconds writeTimeout{5000};
   /// The cluster's own clock: the `Date` header of every response and the creationTimestamp the
   /// server stamps read it. Null = real time. A clock ahead of or behind the client's is a cluster
   /// whose clock is skewed (the fault soak gives the servers the scenario's skewed clock). Must
@@ -57,6 +61,7 @@ struct ApiServerStats {
   uint64_t eventsSent = 0;         // ADDED/MODIFIED/DELETED lines written to watch streams
   uint64_t bookmarksSent = 0;      // BOOKMARK lines written (periodic and initial-events-end)
   uint64_t openWatches = 0;        // watch streams open right now
+  uint64_t watchesDropped = 0;     // watch streams ended by a failed write (writeTimeout)
 };
 
 /// One request the server answered (kept for tests that assert what a client asked for). The

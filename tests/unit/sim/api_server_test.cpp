@@ -1328,6 +1328,51 @@ TEST_CASE("A watch whose client hangs up is released without waiting for an even
   CHECK(kept.waitLines(1));
 }
 
+// kube-apiserver closes a watcher that does not keep up with its events; the test server ends a
+// stream whose write waited writeTimeout for the client to take bytes, and counts it (the estate
+// benchmark tells a burst whose streams were dropped from one the daemon took whole).
+TEST_CASE("A watch whose client stops reading is dropped after the write timeout and counted",
+          "[sim]") {
+  ApiServerOptions o;
+  o.writeTimeout = 200ms;
+  ApiServer s(o);
+  s.start();
+  // A client that sends its request and never reads, with a small receive buffer.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  const int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(s.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  const std::string req = "GET " + watchPath("/api/v1/pods", "resourceVersion=0") +
+                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + kToken +
+                          "\r\n\r\n";
+  REQUIRE(::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()));
+  REQUIRE(eventuallyTrue([&] { return s.openWatches("pods") == 1; }));
+  CHECK(s.stats().watchesDropped == 0);
+  // Events of ~16 KiB each until the kernel's buffers are full and a write waits: the stream is
+  // dropped, counted once.
+  const std::string filler(16'000, 'x');
+  for (int i = 0; i < 2'000 && s.openWatches("pods") == 1; ++i) {
+    Json p = Json::parse(pod("a", "p" + std::to_string(i)));
+    p["metadata"]["annotations"] = {{"filler", filler}};
+    s.create("pods", p.dump());
+  }
+  CHECK(eventuallyTrue([&] { return s.openWatches("pods") == 0; }));
+  CHECK(s.stats().watchesDropped == 1);
+  ::close(fd);
+  // A client that keeps reading is not dropped.
+  StreamClient kept(s.port(), watchPath("/api/v1/pods", "resourceVersion=0"), kToken);
+  REQUIRE(kept.waitHeaders());
+  s.create("pods", pod("a", "last"));
+  CHECK(kept.waitBodyContains("\"last\""));
+  CHECK(s.openWatches("pods") == 1);
+  CHECK(s.stats().watchesDropped == 1);
+}
+
 TEST_CASE("Writes over HTTP are refused with 405", "[sim]") {
   ApiServer s;
   s.start();
