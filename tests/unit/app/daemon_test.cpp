@@ -708,6 +708,19 @@ TEST_CASE("A scrape waits for its step's commit for a bounded time and then show
       [&] { return sampleSum(scrape(), "firstwork_stage_seconds_count", kQueuedToReserved) == 1; }, 30s));
 }
 
+namespace {
+// Settled first: once its five watches (Workloads, Pods, ResourceClaims, ResourceSlices, Nodes)
+// are up the cluster counts as connected, and that wants a step too (taken by the scrape that sees
+// the last watch up, or by the pacer before it).
+void waitForWatchesUp(httplib::Client& http) {
+  REQUIRE(testing::eventually(
+      [&] {
+        return sampleSum(scrapeMetrics(http), "firstwork_watch_up", {R"(cluster="gpu-a")"}) == 5;
+      },
+      std::chrono::seconds(30)));
+}
+}  // namespace
+
 // Under a stream the pacer spaces the engine's steps: an event within the interval of the last
 // step waits for a flush at its end. A scrape that finds events waiting steps them at once, and
 // that step took everything the flush waited for: the flush is cancelled. It used to run anyway,
@@ -731,14 +744,7 @@ TEST_CASE(
         },
         30s));
   };
-  // Settled first: once its five watches (Workloads, Pods, ResourceClaims, ResourceSlices, Nodes)
-  // are up the cluster counts as connected, and that wants a step too (taken by the scrape that
-  // sees the last watch up, or by the pacer before it).
-  REQUIRE(testing::eventually(
-      [&] {
-        return sampleSum(scrapeMetrics(http), "firstwork_watch_up", {R"(cluster="gpu-a")"}) == 5;
-      },
-      30s));
+  waitForWatchesUp(http);
   seedWorkload(*live.server, 0);
   scrapeUntilAdded(1);  // stepped by the pacer at once, or by this scrape: a step just ran
   const double scrapeSteps = sampleSum(body, "firstwork_engine_steps_total", kByScrape);
@@ -769,6 +775,38 @@ TEST_CASE(
   body = scrapeMetrics(http);
   CHECK(sampleSum(body, "firstwork_engine_steps_total", kByEvents) >= eventSteps + 1);
   CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 4);
+}
+
+// Under a stream the pacer spaces its flushes from the last step of any kind, and the tick steps
+// once an interval. The tick used to be re-armed after its step, drifting by that step's length
+// each time, until it came just after a flush with nothing waiting: a flush each pacer interval
+// and a tick on top (5 steps a second in production, 3 with these intervals). On a fixed schedule
+// it comes just before that flush and takes its events: at most a tick and one flush a second
+// here (bench/README.md, change 109).
+TEST_CASE("Under a stream the tick takes the place of a flush: at most one step per pacer interval",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  LiveDaemon live(db, false, 1000ms, 500ms);
+  httplib::Client http(live.daemon->baseUrl());
+  waitForWatchesUp(http);
+  auto steps = [&](const std::vector<std::string>& trigger) {
+    return sampleSum(scrapeMetrics(http), "firstwork_engine_steps_total", trigger);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const double events0 = steps(kByEvents), ticks0 = steps(kByTick);
+  // A Workload every 10 ms for 6 s: events are always waiting for the next flush.
+  for (int i = 0; std::chrono::steady_clock::now() - t0 < 6s; ++i) {
+    seedWorkload(*live.server, i);
+    std::this_thread::sleep_for(10ms);
+  }
+  const double events = steps(kByEvents) - events0, ticks = steps(kByTick) - ticks0;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO("over " << seconds << " s: " << events << " flushes, " << ticks << " ticks");
+  CHECK(ticks >= seconds - 2);  // the tick still runs once a second
+  CHECK(events + ticks <= 2 * seconds + 2);
 }
 
 // The store thread's connection tells the daemon of each failed checkpoint (the store test makes
