@@ -1387,7 +1387,7 @@ int run(const Options& o) {
   constexpr size_t kReadableScrapes = 3;
   const bool readable = fewestScrapes >= kReadableScrapes;
   const std::string verdict5b =
-      wallRatios.empty() ? fmt::format("not readable: the test servers dropped watch streams in every pair")
+      wallRatios.empty() ? std::string("not readable: the test servers dropped watch streams in every pair")
       : readable         ? verdict(drop <= 0.10)
                          : fmt::format("not readable: a scraped burst lasted {:.2f} s and held {} scrape(s), fewer than {}; raise "
                              "--estate-events",

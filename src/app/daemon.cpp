@@ -63,24 +63,9 @@ engine::ClusterRole engineRole(config::ClusterRole r) {
 }
 
 /// What ran an engine step (firstwork_engine_steps_total{trigger}): events waiting for the pacer,
-/// the tick, a scrape that found events waiting, the daemon stopping.
+/// the tick, a scrape that found events waiting, the daemon stopping. kStepTriggers names each.
 enum class StepTrigger { Events, Tick, Scrape, Stop };
-constexpr StepTrigger kStepTriggers[] = {StepTrigger::Events, StepTrigger::Tick,
-                                         StepTrigger::Scrape, StepTrigger::Stop};
-
-std::string_view triggerName(StepTrigger t) {
-  switch (t) {
-    case StepTrigger::Events:
-      return "events";
-    case StepTrigger::Tick:
-      return "tick";
-    case StepTrigger::Scrape:
-      return "scrape";
-    case StepTrigger::Stop:
-      break;
-  }
-  return "stop";
-}
+constexpr std::string_view kStepTriggers[] = {"events", "tick", "scrape", "stop"};
 
 /// What each role watches (design §2).
 std::vector<model::Kind> watchedKinds(config::ClusterRole role) {
@@ -305,7 +290,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     const auto wait = pacer.delay(std::chrono::steady_clock::now());
     if (wait <= std::chrono::nanoseconds::zero() || !flushTimer) {
       asio::post(io, [this, gen] {
-        if (gen != flushGen || !flushScheduled) return;  // a step since took its events
+        if (gen != flushGen) return;  // a step since took its events
         flushScheduled = false;
         step(StepTrigger::Events);
       });
@@ -314,7 +299,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     flushTimer->expires_after(wait);
     flushTimer->async_wait([this, gen](const boost::system::error_code& ec) {
       // Cancelled, or expired with its handler queued before a step took its events.
-      if (ec || stopping || gen != flushGen || !flushScheduled) return;
+      if (ec || stopping || gen != flushGen) return;
       flushScheduled = false;
       step(StepTrigger::Events);
     });
@@ -340,7 +325,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       ~Done() { flag = false; }
     } done{inStep};
     ++stepSeq;
-    self.engineStep(triggerName(trigger));
+    self.engineStep(kStepTriggers[static_cast<size_t>(trigger)]);
     pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
     inAdvance = true;
@@ -667,12 +652,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// under a stream it settled just after the pacer's fourth flush of the second, with nothing
   /// waiting: 4 flushes and a tick, 5 steps a second at 500 ev/s where 4 do (bench/README.md,
   /// change 109). On the schedule it comes just before that flush, whose events it takes (the
-  /// flush is cancelled). A loop behind by more than an interval starts the schedule anew.
+  /// flush is cancelled). A loop behind by more than an interval (or the first arm) starts the
+  /// schedule anew.
   void armTick() {
     const auto now = std::chrono::steady_clock::now();
-    tickDeadline = tickDeadline.time_since_epoch().count() == 0
-                       ? now + options.tickInterval
-                       : tickDeadline + options.tickInterval;
+    tickDeadline += options.tickInterval;
     if (tickDeadline <= now) tickDeadline = now + options.tickInterval;
     tickTimer->expires_at(tickDeadline);
     tickTimer->async_wait([this](const boost::system::error_code& ec) {
@@ -1010,7 +994,7 @@ Status Daemon::start() {
   using Freshness = http::MetricsSnapshot::Freshness;
   for (auto f : {Freshness::Current, Freshness::Uncommitted, Freshness::Stale})
     d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f), 0);  // every series from the start
-  for (auto t : kStepTriggers) d.self.engineStep(triggerName(t), 0);
+  for (auto t : kStepTriggers) d.self.engineStep(t, 0);
   d.snapshot.setRenderingCounter(
       [&d](Freshness f) { d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f)); });
   d.httpServer->setReadinessCheck([&d] {
