@@ -275,10 +275,11 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     return pacer.holdPossible(now) && pacer.holdForInitialLists(now, initialListInProgress());
   }
 
-  /// Steps are coalesced to at most one per 250 ms (StepPacer): at 50 ms the store's commits
-  /// were still a fifth of the steady-state CPU at 500 events/s, and each wrote ~9 KB of WAL
-  /// and checkpoint pages per event (bench/README.md, change 24). Under a stream, milestones
-  /// reach /metrics at most that much later, far inside any scrape interval.
+  /// Steps are coalesced to at most one per step interval (StepPacer; the tick's, a second, by
+  /// default): at 50 ms the store's commits were still a fifth of the steady-state CPU at 500
+  /// events/s, and each wrote ~9 KB of WAL and checkpoint pages per event (bench/README.md,
+  /// change 24); at 250 ms, 5 KB (change 110). A scrape steps what waits before it renders, so
+  /// /metrics is never behind the events taken; the store's records are, by a step at most.
   /// Any step takes every event waiting for the flush (the tick's, a scrape's): it ends the wait
   /// (cancelPendingFlush), and events after it schedule a flush of their own, spaced from it.
   void scheduleFlush() {
@@ -408,7 +409,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
 
   /// Runs on the loop before it renders /metrics for the waiting scrape `request`
   /// (MetricsSnapshot::setBeforeLoopRendering); true: render now. The pacer spaces steps under a
-  /// stream (up to 250 ms) and the tick applies the gauges once a second, so a scrape used to
+  /// stream (up to a second) and the tick applies the gauges once a second, so a scrape used to
   /// read figures up to a second behind the events the daemon had taken (bench/README.md, changes
   /// 48–49). Here the events waiting for their step are stepped now; the rendering waits until
   /// the store has committed what that step derived (its observations are exported then, design

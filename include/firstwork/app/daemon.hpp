@@ -33,8 +33,12 @@ struct DaemonOptions {
   std::optional<std::chrono::milliseconds> stallTimeout;
   std::optional<std::chrono::seconds> minWatchTimeout;
   /// Under a stream of events, engine steps are spaced by at least this (StepPacer; tests use
-  /// longer values to tell the pacer's steps from others).
-  std::chrono::milliseconds stepInterval{250};
+  /// other values to tell the pacer's steps from others). The tick's interval by default: the
+  /// tick steps once a second, so events wait for it (a second at most) and the pacer's flush
+  /// runs only when the tick falls behind. Nothing reads the engine's figures between steps but
+  /// a scrape, which steps what waits first; the store's records are a second behind at most,
+  /// and fewer steps write their pages fewer times (bench/README.md, change 110).
+  std::chrono::milliseconds stepInterval{1000};
   /// Records a step sends to the store while the engine still advances, once this many are
   /// pending (and as often as the batch out is back): a large step's records go in batches, not
   /// all at its end (tests use small values).

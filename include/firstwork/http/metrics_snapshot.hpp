@@ -86,7 +86,7 @@ class MetricsSnapshot {
   /// steps the events its pacer holds back, waits for the store to commit what that step derived
   /// (design §7: facts are exported once committed), and applies its gauges, so a scrape reads
   /// the figures of every event the daemon had taken when it asked, all as of one step: not those
-  /// of its last step (up to 250 ms behind under a stream) or tick (up to 1 s). The hook may call
+  /// of its last step or tick (up to a second behind under a stream). The hook may call
   /// refreshIfWanted() itself (a step answers a waiting scrape between its halves); the scrape
   /// is then not rendered twice.
   void setBeforeLoopRendering(BeforeLoopRendering prepare);
