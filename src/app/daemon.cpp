@@ -199,6 +199,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     } else {
       engine.onObject(e.cluster, e.type, e.object, e.observedAt);  // shared, not copied
     }
+    ++eventsWaiting;
     scheduleFlush();
     // A read of a busy stream delivers up to a thousand events in one handler, and a round of
     // them held a scrape's posted refresh for up to half a second at the full estate: a scrape
@@ -280,15 +281,22 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   /// events/s, and each wrote ~9 KB of WAL and checkpoint pages per event (bench/README.md,
   /// change 24); at 250 ms, 5 KB (change 110). A scrape steps what waits before it renders, so
   /// /metrics is never behind the events taken; the store's records are, by a step at most.
+  /// Once busyStepEvents events wait, the spacing is the busy interval (250 ms), and a flush
+  /// scheduled for the whole interval is brought forward: a flood's steps stay as small as they
+  /// were, and a scrape during one waits for a quarter of a second's events, not a second's.
   /// Any step takes every event waiting for the flush (the tick's, a scrape's): it ends the wait
   /// (cancelPendingFlush), and events after it schedule a flush of their own, spaced from it.
   void scheduleFlush() {
-    if (flushScheduled || stepsHeld()) return;
+    const bool busy = pacer.busy(eventsWaiting);
+    if (flushScheduled && (flushBusy || !busy)) return;
+    if (stepsHeld()) return;
+    cancelPendingFlush();  // one for the whole interval, now that many events wait
     flushScheduled = true;
+    flushBusy = busy;
     const uint64_t gen = ++flushGen;
     // Real time, not the Clock seam: the pacing is about CPU spent, and the demo's clock runs
     // scaled.
-    const auto wait = pacer.delay(std::chrono::steady_clock::now());
+    const auto wait = pacer.delay(std::chrono::steady_clock::now(), eventsWaiting);
     if (wait <= std::chrono::nanoseconds::zero() || !flushTimer) {
       asio::post(io, [this, gen] {
         if (gen != flushGen) return;  // a step since took its events
@@ -326,6 +334,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       ~Done() { flag = false; }
     } done{inStep};
     ++stepSeq;
+    eventsWaiting = 0;
     self.engineStep(kStepTriggers[static_cast<size_t>(trigger)]);
     pacer.stepped(std::chrono::steady_clock::now());
     auto now = clock.systemNow();
@@ -903,7 +912,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::unique_ptr<asio::steady_timer> tickTimer;
   std::chrono::steady_clock::time_point tickDeadline{};  // the tick's last deadline (armTick)
   std::unique_ptr<asio::steady_timer> flushTimer;
-  StepPacer pacer{options.stepInterval};
+  StepPacer pacer{options.stepInterval, options.busyStepInterval, options.busyStepEvents};
   std::thread loop;
   engine::MilestoneEngine engine;
   /// The loop's connection: the API's reads, closedAlready, the start-up restore.
@@ -929,6 +938,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   std::vector<Cluster> clusters;
   std::unique_ptr<signals::UsefulWorkProbe> probe;
   bool flushScheduled = false;
+  bool flushBusy = false;     // the scheduled flush is spaced by the busy interval
+  size_t eventsWaiting = 0;   // watch events taken since the last step began
   uint64_t flushGen = 0;      // the flush scheduled last; a handler of an older one does nothing
   bool inStep = false;        // inside step(): beforeScrapeRendering does not step again
   bool inAdvance = false;     // inside the engine's advance: its outputs are still coming

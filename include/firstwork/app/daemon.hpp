@@ -35,10 +35,16 @@ struct DaemonOptions {
   /// Under a stream of events, engine steps are spaced by at least this (StepPacer; tests use
   /// other values to tell the pacer's steps from others). The tick's interval by default: the
   /// tick steps once a second, so events wait for it (a second at most) and the pacer's flush
-  /// runs only when the tick falls behind. Nothing reads the engine's figures between steps but
-  /// a scrape, which steps what waits first; the store's records are a second behind at most,
-  /// and fewer steps write their pages fewer times (bench/README.md, change 110).
+  /// runs only when the tick falls behind or many events wait (busyStepEvents). Nothing reads the
+  /// engine's figures between steps but a scrape, which steps what waits first; the store's records
+  /// are a second behind at most, and fewer steps write their pages fewer times (bench/README.md,
+  /// change 110).
   std::chrono::milliseconds stepInterval{1000};
+  /// Once this many events wait for a step, steps are spaced by busyStepInterval instead: under
+  /// a flood a step (and a scrape's step, which the scrape waits for) takes what a quarter of a
+  /// second brings, not what a second does. 0: never.
+  size_t busyStepEvents = 2500;
+  std::chrono::milliseconds busyStepInterval{250};
   /// Records a step sends to the store while the engine still advances, once this many are
   /// pending (and as often as the batch out is back): a large step's records go in batches, not
   /// all at its end (tests use small values).

@@ -347,7 +347,8 @@ struct LiveDaemon {
   std::unique_ptr<app::Daemon> daemon;  // stopped before the server goes
   LiveDaemon(const std::string& db, bool seedTheWorkload,
              std::chrono::milliseconds tick = std::chrono::milliseconds(100),
-             std::chrono::milliseconds stepInterval = std::chrono::milliseconds(250)) {
+             std::chrono::milliseconds stepInterval = std::chrono::milliseconds(250),
+             size_t busyStepEvents = 0) {
     sim::ApiServerOptions o;
     o.name = "gpu-a";
     o.token = "daemon-test-token";
@@ -358,6 +359,7 @@ struct LiveDaemon {
     auto options = optionsFor(db, *server);
     options.tickInterval = tick;
     options.stepInterval = stepInterval;
+    options.busyStepEvents = busyStepEvents;
     daemon = std::make_unique<app::Daemon>(std::move(options));
     REQUIRE(daemon->start().ok());
     REQUIRE(testing::eventually([&] { return daemon->ready(); }, std::chrono::seconds(30)));
@@ -777,13 +779,14 @@ TEST_CASE(
   CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 4);
 }
 
-/// What a stream of Workloads (one every 10 ms for `length`) made `live` step: the pacer's
+/// What a stream of Workloads (one `every` 10 ms for `length`) made `live` step: the pacer's
 /// flushes and the ticks over `seconds`, and the last Workload's number.
 struct StreamSteps {
   double events = 0, ticks = 0, seconds = 0;
   int last = -1;
 };
-StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length) {
+StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length,
+                            std::chrono::milliseconds every = std::chrono::milliseconds(10)) {
   httplib::Client http(live.daemon->baseUrl());
   waitForWatchesUp(http);
   auto steps = [&](const std::vector<std::string>& trigger) {
@@ -796,7 +799,7 @@ StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length) 
   for (int i = 0; std::chrono::steady_clock::now() - t0 < length; ++i) {
     seedWorkload(*live.server, i);
     out.last = i;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(every);
   }
   out.events = steps(kByEvents) - events0;
   out.ticks = steps(kByTick) - ticks0;
@@ -833,7 +836,7 @@ TEST_CASE("By default the daemon steps once a second under a stream: the tick ta
   const std::string db = (dir.path / "firstwork.db").string();
   const auto defaults = app::DaemonOptions{};
   REQUIRE(defaults.tickInterval == 1000ms);
-  LiveDaemon live(db, false, defaults.tickInterval, defaults.stepInterval);
+  LiveDaemon live(db, false, defaults.tickInterval, defaults.stepInterval, defaults.busyStepEvents);
   const auto r = streamWorkloads(live, 5s);
   INFO("over " << r.seconds << " s: " << r.events << " flushes, " << r.ticks << " ticks");
   CHECK(r.ticks >= r.seconds - 2);
@@ -844,6 +847,25 @@ TEST_CASE("By default the daemon steps once a second under a stream: the tick ta
   const std::string last = "ms/gpu-a/wl-uid-" + std::to_string(r.last) + "/";
   CHECK(testing::eventually(
       [&] { return countWithPrefix(storedKeys(db, records::kMilestoneKind), last) == 3; }, 10s));
+}
+
+// Change 110: once many events wait (busyStepEvents; 20 here, 2,500 by default), the pacer
+// spaces steps by its busy interval (250 ms), not by the tick's second: a flood's steps, and a
+// scrape's step that waits for them, stay small. A Workload every 5 ms waits behind no more than
+// 20 others for long, so the pacer's flushes come about three times a second besides the tick.
+TEST_CASE("Once many events wait the daemon steps every quarter of a second, not once a second",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  const auto defaults = app::DaemonOptions{};
+  REQUIRE(defaults.busyStepInterval == 250ms);
+  LiveDaemon live(db, false, defaults.tickInterval, defaults.stepInterval, 20);
+  const auto r = streamWorkloads(live, 5s, 5ms);
+  INFO("over " << r.seconds << " s: " << r.events << " flushes, " << r.ticks << " ticks, "
+               << r.last + 1 << " Workloads");
+  CHECK(r.events >= r.seconds);  // without the busy spacing: none
+  CHECK(r.events + r.ticks <= 4 * r.seconds + 2);
 }
 
 // The store thread's connection tells the daemon of each failed checkpoint (the store test makes

@@ -20,6 +20,31 @@ TEST_CASE("steps: at once after a quiet spell, at most one per interval under a 
   CHECK(pacer.minInterval() == 250ms);
 }
 
+// Change 110: a second between steps by default, a quarter of one once many events wait.
+TEST_CASE("steps: spaced by the busy interval once enough events wait", "[app][pacer]") {
+  app::StepPacer pacer(1000ms, 250ms, 2500);
+  const MonotonicTime t0{std::chrono::seconds(1000)};
+  CHECK(pacer.delay(t0, 5000) == 0ns);  // nothing stepped yet
+  pacer.stepped(t0);
+  CHECK_FALSE(pacer.busy(2499));
+  CHECK(pacer.busy(2500));
+  CHECK(pacer.delay(t0 + 100ms, 0) == 900ms);
+  CHECK(pacer.delay(t0 + 100ms, 2499) == 900ms);
+  CHECK(pacer.delay(t0 + 100ms, 2500) == 150ms);  // what is left of the busy interval
+  CHECK(pacer.delay(t0 + 300ms, 2500) == 0ns);    // past it: at once
+  CHECK(pacer.delay(t0 + 300ms, 10) == 700ms);
+  CHECK(pacer.minInterval() == 1000ms);
+  CHECK(pacer.busyInterval() == 250ms);
+
+  app::StepPacer plain(250ms);  // one interval: never busy
+  plain.stepped(t0);
+  CHECK_FALSE(plain.busy(1000000));
+  CHECK(plain.delay(t0 + 50ms, 1000000) == 200ms);
+  app::StepPacer odd(100ms, 250ms, 10);  // a busy interval longer than the interval is the interval
+  odd.stepped(t0);
+  CHECK(odd.delay(t0, 10) == 100ms);
+}
+
 TEST_CASE("steps: held while a first LIST is in progress, for at most the hold from the start",
           "[app][pacer]") {
   app::StepPacer pacer(250ms);
