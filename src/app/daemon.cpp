@@ -66,6 +66,8 @@ engine::ClusterRole engineRole(config::ClusterRole r) {
 /// the tick, a scrape that found events waiting, the daemon stopping. kStepTriggers names each.
 enum class StepTrigger { Events, Tick, Scrape, Stop };
 constexpr std::string_view kStepTriggers[] = {"events", "tick", "scrape", "stop"};
+static_assert(std::size(kStepTriggers) == static_cast<size_t>(StepTrigger::Stop) + 1,
+              "a name for every step trigger");
 
 /// What each role watches (design §2).
 std::vector<model::Kind> watchedKinds(config::ClusterRole role) {
