@@ -6,10 +6,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <poll.h>
 #include <sys/ioctl.h>
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -69,17 +71,24 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     bool readPending = false;
     bool writePending = false;
     // Read coalescing (TransportOptions::readCoalesce, Impl::park). While parked the descriptor
-    // is out of the reactor and `delay` runs; a socket read at its park's end stays out of the
-    // reactor until it is parked again or watched (arm).
+    // is out of the reactor until `parkedUntil`, when the transport's park timer looks at it
+    // (lookAtParked); a socket read at its park's end stays out of the reactor until it is
+    // parked again or watched (arm).
     bool parked = false;
     bool assignFailed = false;  // could not be put back into the reactor: curl was told once
     std::chrono::steady_clock::time_point lastRead{};
-    std::unique_ptr<boost::asio::steady_timer> delay;
+    std::chrono::steady_clock::time_point parkedUntil{};
   };
 
   Impl(boost::asio::io_context& ioc, const Clock& clk, const RestConfig& cfg,
        CredentialSource& creds, TransportOptions opts)
-      : io(ioc), clock(clk), config(cfg), credentials(creds), options(std::move(opts)), timer(ioc) {}
+      : io(ioc),
+        clock(clk),
+        config(cfg),
+        credentials(creds),
+        options(std::move(opts)),
+        timer(ioc),
+        parkTimer(ioc) {}
 
   boost::asio::io_context& io;
   const Clock& clock;
@@ -87,6 +96,10 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   CredentialSource& credentials;
   TransportOptions options;
   boost::asio::steady_timer timer;
+  // One timer for every parked socket: they all end their park at the same multiple of the
+  // interval, and are looked at together (lookAtParked). Pending while parkTimerAt is set.
+  boost::asio::steady_timer parkTimer;
+  std::optional<std::chrono::steady_clock::time_point> parkTimerAt;
   CURLM* multi = nullptr;
   std::string baseUrl;
   std::string connectTo;   // CURLOPT_CONNECT_TO entry when tls-server-name is set
@@ -154,6 +167,8 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     if (multi != nullptr) curl_multi_cleanup(multi);
     multi = nullptr;
     timer.cancel();
+    parkTimer.cancel();
+    parkTimerAt.reset();
     sockets.clear();
   }
 
@@ -537,10 +552,8 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     // with no wait pending, so every event arriving on it would still wake the loop. (Already
     // out when this read was the park's end.)
     if (sock->descriptor.is_open()) sock->descriptor.release();
-    sock->parked = true;  // arm() adds no wait to a parked socket
     ++stats.parks;
-    if (!sock->delay) sock->delay = std::make_unique<boost::asio::steady_timer>(io);
-    parkUntilNextInterval(fd, sock, now);
+    parkUntilNextInterval(*sock, now);  // arm() adds no wait to a parked socket
     return true;
   }
   /// A stream of at least a few events a second (at the default interval) is parked.
@@ -555,41 +568,82 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     return false;
   }
 
-  void parkUntilNextInterval(curl_socket_t fd, const std::shared_ptr<Socket>& sock,
-                             std::chrono::steady_clock::time_point now) {
+  void parkUntilNextInterval(Socket& sock, std::chrono::steady_clock::time_point now) {
     const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(options.readCoalesce);
-    sock->delay->expires_at(std::chrono::steady_clock::time_point{(now.time_since_epoch() / step + 1) * step});
+    sock.parked = true;
+    sock.parkedUntil =
+        std::chrono::steady_clock::time_point{(now.time_since_epoch() / step + 1) * step};
+    lookAtParkedAt(sock.parkedUntil);
+  }
+
+  /// Sets the park timer for `when` unless it already runs for that instant or before (every
+  /// park ends at a multiple of the interval, so a socket parked while the timer runs ends its
+  /// park when the timer fires, and the timer is set once per interval, not once per park).
+  void lookAtParkedAt(std::chrono::steady_clock::time_point when) {
+    if (parkTimerAt && *parkTimerAt <= when) return;
+    parkTimerAt = when;
+    parkTimer.expires_at(when);  // cancels a wait for a later instant (not expected: see above)
     std::weak_ptr<Impl> weak = weak_from_this();
-    std::weak_ptr<Socket> weakSock = sock;
-    sock->delay->async_wait([weak, weakSock, fd](const boost::system::error_code& ec) {
+    parkTimer.async_wait([weak](const boost::system::error_code& ec) {
       auto self = weak.lock();
-      auto s = weakSock.lock();
-      if (!self || !s || ec || self->shuttingDown) return;
-      self->unpark(fd, s);
+      if (!self || ec || self->shuttingDown) return;  // aborted: the wait that replaced it runs
+      self->parkTimerAt.reset();
+      self->lookAtParked();
     });
   }
 
-  /// At the interval's end: read what waits, or stay parked while the stream is busy but quiet
-  /// (and curl wants only to read: a socket it has something to send on, e.g. a new stream on
-  /// an HTTP/2 connection whose send buffer was full, is armed now), or be watched again.
-  void unpark(curl_socket_t fd, const std::shared_ptr<Socket>& sock) {
-    auto it = sockets.find(fd);
-    if (it == sockets.end() || it->second != sock) return;  // curl closed it meanwhile
-    sock->parked = false;
-    const bool waiting = (sock->want & CURL_POLL_IN) && pendingBytes(fd) > 0;
+  /// At an interval's end, every socket whose park ends is looked at with one poll(2) (one
+  /// system call for all of them, where asking each for its pending bytes took one each): one
+  /// with data waiting, or an end of stream or error to read, is read; one without stays parked
+  /// while its stream is busy but quiet (and curl wants only to read: a socket it has something
+  /// to send on, e.g. a new stream on an HTTP/2 connection whose send buffer was full, is armed
+  /// now), or is watched again.
+  void lookAtParked() {
     const auto now = std::chrono::steady_clock::now();
-    if (!waiting && sock->want == CURL_POLL_IN && !requestInFlight() &&
-        now - sock->lastRead < kBusyIntervals * options.readCoalesce) {
-      sock->parked = true;
-      parkUntilNextInterval(fd, sock, now);  // quiet for now: look again at the next interval
-      return;
+    struct Due {
+      curl_socket_t fd;
+      std::weak_ptr<Socket> sock;
+    };
+    std::vector<Due> due;
+    std::vector<pollfd> fds;
+    std::optional<std::chrono::steady_clock::time_point> later;
+    for (const auto& [fd, sock] : sockets) {
+      if (!sock->parked) continue;
+      if (sock->parkedUntil > now) {
+        later = later ? std::min(*later, sock->parkedUntil) : sock->parkedUntil;
+        continue;
+      }
+      due.push_back({fd, sock});
+      fds.push_back(pollfd{fd, POLLIN, 0});
     }
-    if (waiting) {
-      // The batch, read while the socket is still out of the reactor: onReady parks it again
-      // or, if it is not to be parked, watches it (arm).
-      onReady(fd, sock, CURL_CSELECT_IN, {});
-    } else {
-      arm(fd, sock);  // quiet for ten intervals (or end of stream): watched again
+    if (later) lookAtParkedAt(*later);
+    if (fds.empty()) return;
+    ++stats.parkLooks;
+    stats.parkedLookedAt += fds.size();
+    // Zero timeout: a look, not a wait. Should the call fail, every socket counts as readable
+    // and curl's read finds out what there is.
+    const bool looked = ::poll(fds.data(), static_cast<nfds_t>(fds.size()), 0) >= 0;
+    for (size_t i = 0; i < due.size(); ++i) {
+      auto sock = due[i].sock.lock();
+      const curl_socket_t fd = due[i].fd;
+      // A read of one socket may have closed or replaced another (curl callbacks run in it).
+      auto it = sockets.find(fd);
+      if (!sock || it == sockets.end() || it->second != sock || !sock->parked) continue;
+      sock->parked = false;
+      const bool readable = !looked || (fds[i].revents & (POLLIN | POLLERR | POLLHUP)) != 0;
+      const bool waiting = (sock->want & CURL_POLL_IN) && readable;
+      if (!waiting && sock->want == CURL_POLL_IN && !requestInFlight() &&
+          now - sock->lastRead < kBusyIntervals * options.readCoalesce) {
+        parkUntilNextInterval(*sock, now);  // quiet for now: look again at the next interval
+        continue;
+      }
+      if (waiting) {
+        // The batch, read while the socket is still out of the reactor: onReady parks it again
+        // or, if it is not to be parked, watches it (arm).
+        onReady(fd, sock, CURL_CSELECT_IN, {});
+      } else {
+        arm(fd, sock);  // quiet for ten intervals (or end of stream): watched again
+      }
     }
   }
 

@@ -35,9 +35,11 @@ struct TransportOptions {
 
 /// What the transport's sockets did (diagnostics and tests).
 struct TransportStats {
-  uint64_t readActions = 0;  // curl_multi_socket_action calls for readable sockets
-  uint64_t parks = 0;        // reads after which the socket was parked (readCoalesce)
-  uint64_t watchedAgain = 0; // parked sockets put back into the reactor (quiet, or not to be parked)
+  uint64_t readActions = 0;     // curl_multi_socket_action calls for readable sockets
+  uint64_t parks = 0;           // reads after which the socket was parked (readCoalesce)
+  uint64_t watchedAgain = 0;    // parked sockets put back into the reactor (quiet, or not to be parked)
+  uint64_t parkLooks = 0;       // interval ends whose parked sockets were looked at (a poll(2) each)
+  uint64_t parkedLookedAt = 0;  // parked sockets looked at, over all those looks
 };
 
 /// KubeTransport on libcurl. Every request of one cluster runs in one curl multi handle driven

@@ -309,6 +309,42 @@ TEST_CASE("a busy stream read at each interval's end stays out of the reactor be
   REQUIRE(runUntil(w.io, [&] { return w.count("\"late\"") == 1; }, 5s));
 }
 
+TEST_CASE("parked sockets are looked at together: one poll at each interval's end for all of them",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(quietOpts());
+  server.start();
+  TransportOptions to;
+  to.readCoalesce = 20ms;  // busy while read again within 200 ms
+  CoalescingWatch w(server, to);
+  // A second pods watch on the same transport (its own socket over HTTP/1.1): every event of the
+  // trickle comes on both, so both are parked, and their parks end at the same instants.
+  std::string second;
+  long secondStatus = 0;
+  RequestCallbacks cb;
+  cb.onHead = [&](const ResponseHead& h) { secondStatus = h.status; };
+  cb.onData = [&](std::string_view d) { second.append(d); };
+  w.t.start(HttpRequest{"/api/v1/pods?watch=true&resourceVersion=" +
+                            std::to_string(server.currentResourceVersion()),
+                        true},
+            std::move(cb));
+  REQUIRE(runUntil(w.io, [&] { return secondStatus == 200 && server.openWatches("pods") == 2; }));
+  const auto before = w.t.stats();
+  REQUIRE(w.trickle());
+  REQUIRE(runUntil(w.io, [&] { return second.find("\"trickle-19\"") != std::string::npos; }));
+  // The two stay parked while quiet, looked at every 20 ms until 200 ms have passed.
+  const auto quietEnd = std::chrono::steady_clock::now() + 250ms;
+  runUntil(w.io, [&] { return std::chrono::steady_clock::now() >= quietEnd; });
+  const auto after = w.t.stats();
+  const uint64_t looks = after.parkLooks - before.parkLooks;
+  const uint64_t lookedAt = after.parkedLookedAt - before.parkedLookedAt;
+  INFO("looks " << looks << ", parked sockets looked at " << lookedAt);
+  REQUIRE(looks >= 3);  // the case under test happened: parks ended and were looked at
+  // Looked at one by one, each socket would take a look (a system call) of its own: the ratio
+  // would be 1. Together it is 2 at every interval end where both are parked, which is nearly all.
+  CHECK(lookedAt * 2 >= looks * 3);
+  CHECK(lookedAt <= looks * 2);
+}
+
 TEST_CASE("nothing is parked while a request that is not a stream is in flight",
           "[kube][transport][integration]") {
   auto o = quietOpts();
