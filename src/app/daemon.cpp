@@ -447,7 +447,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     const auto now = std::chrono::steady_clock::now();
     if (!scrapeAwaits || scrapeAwaits->request != request) {
       if (!inStep && flushScheduled) step(StepTrigger::Scrape);  // the pending flush is cancelled
-      scrapeAwaits = ScrapeWait{request, stepSeq, now};
+      scrapeAwaits = ScrapeWait{request, stepSeq, now, false};
     }
     // Under a flood the store's answer is a posted handler behind rounds of reads; this hook runs
     // between two events (MetricsSnapshot::refreshIfWanted), so it takes the answer here.
@@ -455,8 +455,12 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     const bool committed = committedSeq >= scrapeAwaits->step;
     const auto waited = now - scrapeAwaits->since;
     if (!committed && !storeFailing && waited < kScrapeCommitWait) {
-      if (scrapeTimer) {  // when no event comes to ask again before the bound
-        scrapeTimer->expires_after(kScrapeCommitWait - waited);
+      // When no event comes to ask again before the bound. Armed once a scrape: under a flood
+      // every event asks again, and re-arming for the same deadline cost a few µs each (a
+      // timerfd_settime and the replaced wait's handler), thousands of times a scrape.
+      if (scrapeTimer && !scrapeAwaits->timerArmed) {
+        scrapeAwaits->timerArmed = true;
+        scrapeTimer->expires_at(scrapeAwaits->since + kScrapeCommitWait);
         scrapeTimer->async_wait([this](const boost::system::error_code& ec) {
           if (!ec && !stopping) snapshot.refreshIfWanted(/*always=*/true);
         });
@@ -951,6 +955,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     uint64_t request = 0;  // MetricsSnapshot's request number
     uint64_t step = 0;     // its rendering waits until committedSeq reaches this step
     std::chrono::steady_clock::time_point since{};  // the loop's first look at the request
+    bool timerArmed = false;  // scrapeTimer runs for since + kScrapeCommitWait
   };
   std::optional<ScrapeWait> scrapeAwaits;
   bool inScrapeHook = false;

@@ -710,6 +710,27 @@ TEST_CASE("A scrape waits for its step's commit for a bounded time and then show
       [&] { return sampleSum(scrape(), "firstwork_stage_seconds_count", kQueuedToReserved) == 1; }, 30s));
 }
 
+// The bound is kept by a timer on the loop, armed once per scrape (under a flood every event asks
+// again, and re-arming it for the same deadline each time cost a few µs an event): with no event
+// to come, a scrape whose step's commit is held is answered by the loop at the bound, uncommitted,
+// not left to the scrape thread's fallback half a second later (stale).
+TEST_CASE("A scrape waiting for its step's commit, with no event to come, is answered by the loop at the bound",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  const std::string db = (dir.path / "firstwork.db").string();
+  LiveDaemon live(db, false, std::chrono::hours(1));
+  httplib::Client http(live.daemon->baseUrl());
+  WriteLock lock(db);
+  seedWorkload(*live.server);
+  // Taken and stepped by the pacer's flush (250 ms here); that step's commit waits for the lock.
+  std::this_thread::sleep_for(1s);
+  const std::string body = scrapeMetrics(http);  // one scrape: nothing else asks the loop again
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 1);
+  CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kUncommitted) == 1);
+  CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kStale) == 0);
+}
+
 namespace {
 // Settled first: once its five watches (Workloads, Pods, ResourceClaims, ResourceSlices, Nodes)
 // are up the cluster counts as connected, and that wants a step too (taken by the scrape that sees
