@@ -3,7 +3,7 @@ FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake ninja-build pkg-config git ca-certificates prometheus-cpp-dev libcpp-httplib-dev \
       libcurl4-openssl-dev libsimdjson-dev libboost-dev libspdlog-dev catch2 libyaml-cpp-dev \
-      libsqlite3-dev libssl-dev nlohmann-json3-dev libjemalloc-dev \
+      libsqlite3-dev libssl-dev nlohmann-json3-dev libjemalloc-dev libxxhash-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

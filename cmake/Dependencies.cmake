@@ -11,6 +11,7 @@ find_package(OpenSSL REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)         # JSON writing (API, sim server); decoding uses simdjson
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(httplib REQUIRED IMPORTED_TARGET cpp-httplib)   # Debian: no CMake config
+pkg_check_modules(xxhash REQUIRED IMPORTED_TARGET libxxhash)      # XXH3, inlined (src/core/interned.cpp)
 if(TARGET yaml-cpp AND NOT TARGET yaml-cpp::yaml-cpp)
   add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)
 endif()

@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(g++ cmake ninja-build pkg-config git ca-certificates
       prometheus-cpp-dev libcpp-httplib-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev
       libspdlog-dev catch2 libyaml-cpp-dev libsqlite3-dev libssl-dev nlohmann-json3-dev libjemalloc-dev
+      libxxhash-dev
       prometheus openssl python3 nghttp2-proxy
       clang-14 libclang-rt-14-dev)   # the sanitizer + libFuzzer build of scripts/test.sh
 missing=()

@@ -6,6 +6,11 @@
 #include <unordered_set>
 #include <vector>
 
+// XXH3 compiled into this file (no call into the library): the thread cache hashes every
+// string interned, a few dozen an event (bench/README.md, change 113).
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace firstwork {
 namespace {
 
@@ -94,7 +99,7 @@ uintptr_t Interned::make(std::string_view s, size_t maxPooledBytes) {
   if (s.empty()) return emptyBits();
   if (s.size() <= std::min(maxPooledBytes, kMaxInternedBytes)) {
     Cache& cache = threadCache();
-    const size_t hash = std::hash<std::string_view>{}(s);
+    const size_t hash = XXH3_64bits(s.data(), s.size());
     if (const std::string* hit = cache.find(s, hash)) return reinterpret_cast<uintptr_t>(hit);
     const std::string* entry = nullptr;
     {

@@ -12,6 +12,7 @@ namespace firstwork::model {
 namespace {
 
 using detail::Ctx;
+using detail::is;
 namespace od = detail::od;
 
 /// Larger documents are refused outright (a LIST page of 500 large pods is a few MB).
@@ -163,24 +164,24 @@ Status rootObject(Ctx& c, od::document& doc, od::value& root) {
 
 bool readApiStatus(Ctx& c, od::value& v, ApiStatus& s) {
   return detail::forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "kind") {
+    if (is(k, "kind")) {
       std::string_view kind;
       bool present = false;
       if (!detail::getString(c, x, kind, &present)) return false;
-      if (present && kind != "Status") {
+      if (present && !is(kind, "Status")) {
         return c.fail(fmt::format("expected Status, got \"{}\"", detail::truncateUtf8(kind, 64)));
       }
       return true;
     }
-    if (k == "code") return detail::readInt32(c, x, s.code);
-    if (k == "reason") return detail::readText(c, x, s.reason);
-    if (k == "message") return detail::readText(c, x, s.message, kMaxStatusMessageBytes);
-    if (k == "details") {
+    if (is(k, "code")) return detail::readInt32(c, x, s.code);
+    if (is(k, "reason")) return detail::readText(c, x, s.reason);
+    if (is(k, "message")) return detail::readText(c, x, s.message, kMaxStatusMessageBytes);
+    if (is(k, "details")) {
       return detail::forFields(c, x, [&](std::string_view dk, od::value& dx) {
-        if (dk != "causes") return true;
+        if (!is(dk, "causes")) return true;
         return detail::forElements(c, dx, [&](size_t, od::value& cause) {
           return detail::forFields(c, cause, [&](std::string_view ck, od::value& cx) {
-            if (ck != "reason") return true;  // StatusCause.Type is serialised as "reason"
+            if (!is(ck, "reason")) return true;  // StatusCause.Type is serialised as "reason"
             std::string_view r;
             if (!detail::getString(c, cx, r)) return false;
             if (r.find("ResourceVersionTooLarge") != std::string_view::npos) {
@@ -198,11 +199,11 @@ bool readApiStatus(Ctx& c, od::value& v, ApiStatus& s) {
 // ---- watch events ----
 
 std::optional<EventType> eventType(std::string_view s) {
-  if (s == "ADDED") return EventType::Added;
-  if (s == "MODIFIED") return EventType::Modified;
-  if (s == "DELETED") return EventType::Deleted;
-  if (s == "BOOKMARK") return EventType::Bookmark;
-  if (s == "ERROR") return EventType::Error;
+  if (is(s, "ADDED")) return EventType::Added;
+  if (is(s, "MODIFIED")) return EventType::Modified;
+  if (is(s, "DELETED")) return EventType::Deleted;
+  if (is(s, "BOOKMARK")) return EventType::Bookmark;
+  if (is(s, "ERROR")) return EventType::Error;
   return std::nullopt;
 }
 
@@ -211,17 +212,17 @@ constexpr std::string_view kInitialEventsEnd = "k8s.io/initial-events-end";
 /// A BOOKMARK keeps only its resourceVersion and the streaming-list end marker.
 bool readBookmark(Ctx& c, od::value& v, WatchEvent& ev) {
   return detail::forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k != "metadata") return true;
+    if (!is(k, "metadata")) return true;
     return detail::forFields(c, x, [&](std::string_view mk, od::value& mx) {
-      if (mk == "resourceVersion") return detail::readIdent(c, mx, ev.resourceVersion);
-      if (mk != "annotations") return true;
+      if (is(mk, "resourceVersion")) return detail::readIdent(c, mx, ev.resourceVersion);
+      if (!is(mk, "annotations")) return true;
       return detail::forFields(
           c, mx,
           [&](std::string_view ak, od::value& ax) {
             if (ak != kInitialEventsEnd) return true;
             std::string_view val;
             if (!detail::getString(c, ax, val)) return false;
-            ev.initialEventsEnd = val == "true";
+            ev.initialEventsEnd = is(val, "true");
             return true;
           },
           /*mapKeys=*/true);
@@ -295,7 +296,7 @@ Result<WatchEvent> decodeEvent(PaddedInput& in, Kind kind, const DecodeOptions& 
   bool haveType = false, haveObject = false, deferObject = false;
   std::string badType;
   bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
-    if (k == "type") {
+    if (is(k, "type")) {
       std::string_view s;
       if (!detail::getString(c, x, s)) return false;
       auto t = eventType(s);
@@ -309,7 +310,7 @@ Result<WatchEvent> decodeEvent(PaddedInput& in, Kind kind, const DecodeOptions& 
       if (haveObject) deferObject = true;
       return true;
     }
-    if (k == "object") {
+    if (is(k, "object")) {
       haveObject = true;
       if (!haveType) {
         deferObject = true;  // decoded after the loop, once the type is known
@@ -374,13 +375,13 @@ Result<ListPage> decodeListBody(PaddedInput& in, Kind kind, const DecodeOptions&
   std::vector<size_t> keptFrom;
   const char* itemsEnd = nullptr;
   bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
-    if (k == "kind") return detail::readIdent(c, x, listKind);
-    if (k == "apiVersion") return detail::readIdent(c, x, listApiVersion);
-    if (k == "metadata") {
+    if (is(k, "kind")) return detail::readIdent(c, x, listKind);
+    if (is(k, "apiVersion")) return detail::readIdent(c, x, listApiVersion);
+    if (is(k, "metadata")) {
       return detail::forFields(c, x, [&](std::string_view mk, od::value& mx) {
-        if (mk == "resourceVersion") return detail::readIdent(c, mx, page.resourceVersion);
-        if (mk == "remainingItemCount") return detail::readInt64(c, mx, page.remainingItemCount);
-        if (mk == "continue") {
+        if (is(mk, "resourceVersion")) return detail::readIdent(c, mx, page.resourceVersion);
+        if (is(mk, "remainingItemCount")) return detail::readInt64(c, mx, page.remainingItemCount);
+        if (is(mk, "continue")) {
           std::string_view token;
           if (!detail::getString(c, mx, token)) return false;
           if (token.size() > kMaxContinueBytes) return c.fail("continue token too long");
@@ -389,7 +390,7 @@ Result<ListPage> decodeListBody(PaddedInput& in, Kind kind, const DecodeOptions&
         return true;
       });
     }
-    if (k == "items") {
+    if (is(k, "items")) {
       haveItems = true;
       page.items.clear();
       page.itemErrors.clear();
@@ -443,7 +444,7 @@ Result<ListPage> decodeListBody(PaddedInput& in, Kind kind, const DecodeOptions&
     page.items = std::move(kept);
   }
   if (!atEnd(doc)) return makeError("list: trailing content after the list object");
-  if (listKind == "Status") return makeError("list: the response is a Status, not a list");
+  if (is(listKind, "Status")) return makeError("list: the response is a Status, not a list");
   if (!haveItems) return makeError("list: no items field (not a list)");
   return page;
 }
@@ -524,11 +525,11 @@ std::optional<std::string> peekListContinue(std::string_view body) {
     bool haveMetadata = false;
     std::string token;
     const bool ok = detail::forFields(c, root, [&](std::string_view k, od::value& x) {
-      if (k != "metadata") return true;
+      if (!is(k, "metadata")) return true;
       haveMetadata = true;
       token.clear();
       return detail::forFields(c, x, [&](std::string_view mk, od::value& mx) {
-        if (mk != "continue") return true;
+        if (!is(mk, "continue")) return true;
         std::string_view value;
         if (!detail::getString(c, mx, value)) return false;
         if (value.size() > kMaxContinueBytes) return c.fail("continue token too long");

@@ -21,9 +21,9 @@ bool readSelectors(Ctx& c, od::value& v, CompactVector<std::string>& dst) {
   dst.clear();
   bool ok = forElements(c, v, [&](size_t, od::value& e) {
     return forFields(c, e, [&](std::string_view k, od::value& x) {
-      if (k != "cel") return true;
+      if (!is(k, "cel")) return true;
       return forFields(c, x, [&](std::string_view ck, od::value& cx) {
-        if (ck != "expression") return true;
+        if (!is(ck, "expression")) return true;
         if (dst.size() >= kMaxSelectors) return tooMany(c, kMaxSelectors);
         std::string expression;
         if (!readText(c, cx, expression, kMaxSelectorBytes)) return false;
@@ -38,31 +38,32 @@ bool readSelectors(Ctx& c, od::value& v, CompactVector<std::string>& dst) {
 
 /// The fields a v1 `exactly` block, a `firstAvailable` alternative and a v1beta1 flat request share.
 bool readRequestShape(Ctx& c, std::string_view k, od::value& x, DeviceRequest& r) {
-  if (k == "deviceClassName") return readIdent(c, x, r.deviceClassName);
-  if (k == "allocationMode") {
+  if (is(k, "deviceClassName")) return readIdent(c, x, r.deviceClassName);
+  if (is(k, "allocationMode")) {
     std::string_view mode;
     if (!getString(c, x, mode)) return false;
-    r.allocationModeAll = mode == "All";
+    r.allocationModeAll = is(mode, "All");
     return true;
   }
-  if (k == "count") {
+  if (is(k, "count")) {
     if (!readInt64(c, x, r.count)) return false;
     if (r.count < 0) return c.fail("must not be negative");
     return true;
   }
-  if (k == "selectors") return readSelectors(c, x, r.selectors);
+  if (is(k, "selectors")) return readSelectors(c, x, r.selectors);
   return true;
 }
 
 bool readDeviceRequest(Ctx& c, od::value& v, DeviceRequest& r) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "name") return readIdent(c, x, r.name);
-    if (k == "exactly") {  // v1, v1beta2
+    if (is(k, "name")) return readIdent(c, x, r.name);
+    if (is(k, "exactly")) {  // v1, v1beta2
       return forFields(c, x, [&](std::string_view ek, od::value& ex) {
         return readRequestShape(c, ek, ex, r);
       });
     }
-    if (k == "firstAvailable") {  // prioritized list: the first alternative stands for the request
+    // A prioritized list: the first alternative stands for the request.
+    if (is(k, "firstAvailable")) {
       return forElements(c, x, [&](size_t i, od::value& alt) {
         r.firstAvailable = true;
         if (i != 0) return true;
@@ -77,9 +78,9 @@ bool readDeviceRequest(Ctx& c, od::value& v, DeviceRequest& r) {
 
 bool readClaimSpec(Ctx& c, od::value& v, ResourceClaim& rc) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k != "devices") return true;
+    if (!is(k, "devices")) return true;
     return forFields(c, x, [&](std::string_view dk, od::value& dx) {
-      if (dk != "requests") return true;
+      if (!is(dk, "requests")) return true;
       rc.requests.clear();
       bool ok = forElements(c, dx, [&](size_t, od::value& e) {
         DeviceRequest r;
@@ -101,18 +102,18 @@ bool readAllocation(Ctx& c, od::value& v, ResourceClaim& rc) {
   rc.allocations.clear();
   rc.allocationTimestamp.reset();
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "allocationTimestamp") return readTime(c, x, rc.allocationTimestamp);
-    if (k != "devices") return true;
+    if (is(k, "allocationTimestamp")) return readTime(c, x, rc.allocationTimestamp);
+    if (!is(k, "devices")) return true;
     return forFields(c, x, [&](std::string_view dk, od::value& dx) {
-      if (dk != "results") return true;
+      if (!is(dk, "results")) return true;
       rc.allocations.clear();
       bool ok = forElements(c, dx, [&](size_t, od::value& e) {
         DeviceAllocation a;
         bool ok2 = forFields(c, e, [&](std::string_view rk, od::value& rx) {
-          if (rk == "request") return readIdent(c, rx, a.request);
-          if (rk == "driver") return readIdent(c, rx, a.driver);
-          if (rk == "pool") return readIdent(c, rx, a.pool);
-          if (rk == "device") return readIdent(c, rx, a.device);
+          if (is(rk, "request")) return readIdent(c, rx, a.request);
+          if (is(rk, "driver")) return readIdent(c, rx, a.driver);
+          if (is(rk, "pool")) return readIdent(c, rx, a.pool);
+          if (is(rk, "device")) return readIdent(c, rx, a.device);
           return true;
         });
         if (!ok2) return false;
@@ -128,8 +129,8 @@ bool readAllocation(Ctx& c, od::value& v, ResourceClaim& rc) {
 
 bool readClaimStatus(Ctx& c, od::value& v, ResourceClaim& rc) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "allocation") return readAllocation(c, x, rc);
-    if (k == "reservedFor") {
+    if (is(k, "allocation")) return readAllocation(c, x, rc);
+    if (is(k, "reservedFor")) {
       rc.reservedForPods.clear();
       size_t entries = 0;
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
@@ -137,14 +138,14 @@ bool readClaimStatus(Ctx& c, od::value& v, ResourceClaim& rc) {
         std::string_view resource;
         SmallString uid;
         bool ok2 = forFields(c, e, [&](std::string_view rk, od::value& rx) {
-          if (rk == "apiGroup") return getString(c, rx, apiGroup);
-          if (rk == "resource") return getString(c, rx, resource);
-          if (rk == "uid") return readIdent(c, rx, uid);
+          if (is(rk, "apiGroup")) return getString(c, rx, apiGroup);
+          if (is(rk, "resource")) return getString(c, rx, resource);
+          if (is(rk, "uid")) return readIdent(c, rx, uid);
           return true;
         });
         if (!ok2) return false;
         if (++entries > kMaxReservedFor) return tooMany(c, kMaxReservedFor);
-        if (apiGroup.empty() && resource == "pods" && !uid.empty()) {
+        if (apiGroup.empty() && is(resource, "pods") && !uid.empty()) {
           rc.reservedForPods.push_back(std::move(uid));
         }
         return true;
@@ -160,13 +161,13 @@ bool readClaimStatus(Ctx& c, od::value& v, ResourceClaim& rc) {
 
 /// Appends the string form of one scalar attribute element of type `type`.
 bool appendScalar(Ctx& c, std::string_view type, od::value& x, std::string& out) {
-  if (type == "int" || type == "ints") {
+  if (is(type, "int") || is(type, "ints")) {
     int64_t n = 0;
     if (!readInt64(c, x, n)) return false;
     out += std::to_string(n);
     return true;
   }
-  if (type == "bool" || type == "bools") {
+  if (is(type, "bool") || is(type, "bools")) {
     bool b = false;
     if (!readBool(c, x, b)) return false;
     out += b ? "true" : "false";
@@ -184,8 +185,9 @@ bool appendScalar(Ctx& c, std::string_view type, od::value& x, std::string& out)
 bool readAttributeValue(Ctx& c, od::value& v, std::string& out, bool& known) {
   known = false;
   bool ok = forFields(c, v, [&](std::string_view type, od::value& x) {
-    bool scalar = type == "int" || type == "bool" || type == "string" || type == "version";
-    bool list = type == "ints" || type == "bools" || type == "strings" || type == "versions";
+    bool scalar = is(type, "int") || is(type, "bool") || is(type, "string") || is(type, "version");
+    bool list =
+        is(type, "ints") || is(type, "bools") || is(type, "strings") || is(type, "versions");
     if (!scalar && !list) return true;
     known = true;
     out.clear();
@@ -241,33 +243,33 @@ bool readNonEmptyArray(Ctx& c, od::value& v, bool& dst) {
 /// a hostile `basic` inside `basic` must not recurse without bound).
 bool readDeviceFields(Ctx& c, od::value& v, Device& d, bool nested = false) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "name") return readIdent(c, x, d.name);
-    if (k == "attributes") return readAttributes(c, x, d.attributes);
-    if (k == "taints") return readTaints(c, x, d.taints);
-    if (k == "consumesCounters") return readNonEmptyArray(c, x, d.consumesCounters);
-    if (k == "nodeName") return readIdent(c, x, d.nodeName);
-    if (k == "allNodes") return readBool(c, x, d.allNodes);
-    if (k == "basic" && !nested) return readDeviceFields(c, x, d, true);
+    if (is(k, "name")) return readIdent(c, x, d.name);
+    if (is(k, "attributes")) return readAttributes(c, x, d.attributes);
+    if (is(k, "taints")) return readTaints(c, x, d.taints);
+    if (is(k, "consumesCounters")) return readNonEmptyArray(c, x, d.consumesCounters);
+    if (is(k, "nodeName")) return readIdent(c, x, d.nodeName);
+    if (is(k, "allNodes")) return readBool(c, x, d.allNodes);
+    if (is(k, "basic") && !nested) return readDeviceFields(c, x, d, true);
     return true;
   });
 }
 
 bool readSliceSpec(Ctx& c, od::value& v, ResourceSlice& rs) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "driver") return readIdent(c, x, rs.driver);
-    if (k == "pool") {
+    if (is(k, "driver")) return readIdent(c, x, rs.driver);
+    if (is(k, "pool")) {
       return forFields(c, x, [&](std::string_view pk, od::value& px) {
-        if (pk == "name") return readIdent(c, px, rs.poolName);
-        if (pk == "generation") return readInt64(c, px, rs.poolGeneration);
-        if (pk == "resourceSliceCount") return readInt64(c, px, rs.resourceSliceCount);
+        if (is(pk, "name")) return readIdent(c, px, rs.poolName);
+        if (is(pk, "generation")) return readInt64(c, px, rs.poolGeneration);
+        if (is(pk, "resourceSliceCount")) return readInt64(c, px, rs.resourceSliceCount);
         return true;
       });
     }
-    if (k == "nodeName") return readIdent(c, x, rs.nodeName);
-    if (k == "allNodes") return readBool(c, x, rs.allNodes);
-    if (k == "perDeviceNodeSelection") return readBool(c, x, rs.perDeviceNodeSelection);
-    if (k == "sharedCounters") return readNonEmptyArray(c, x, rs.sharedCounters);
-    if (k == "devices") {
+    if (is(k, "nodeName")) return readIdent(c, x, rs.nodeName);
+    if (is(k, "allNodes")) return readBool(c, x, rs.allNodes);
+    if (is(k, "perDeviceNodeSelection")) return readBool(c, x, rs.perDeviceNodeSelection);
+    if (is(k, "sharedCounters")) return readNonEmptyArray(c, x, rs.sharedCounters);
+    if (is(k, "devices")) {
       rs.devices.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
         Device d;
@@ -288,8 +290,8 @@ bool readSliceSpec(Ctx& c, od::value& v, ResourceSlice& rs) {
 bool readResourceClaim(Ctx& c, od::value& v, ResourceClaim& rc) {
   return readTopLevel(c, v, Kind::ResourceClaim, rc.meta, nullptr,
                       [&](std::string_view k, od::value& x) {
-                        if (k == "spec") return readClaimSpec(c, x, rc);
-                        if (k == "status") return readClaimStatus(c, x, rc);
+                        if (is(k, "spec")) return readClaimSpec(c, x, rc);
+                        if (is(k, "status")) return readClaimStatus(c, x, rc);
                         return true;
                       });
 }
@@ -297,7 +299,7 @@ bool readResourceClaim(Ctx& c, od::value& v, ResourceClaim& rc) {
 bool readResourceSlice(Ctx& c, od::value& v, ResourceSlice& rs) {
   bool ok = readTopLevel(c, v, Kind::ResourceSlice, rs.meta, nullptr,
                          [&](std::string_view k, od::value& x) {
-                           if (k == "spec") return readSliceSpec(c, x, rs);
+                           if (is(k, "spec")) return readSliceSpec(c, x, rs);
                            return true;
                          });
   if (!ok) return false;

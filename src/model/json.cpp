@@ -300,17 +300,16 @@ bool readQuantity(Ctx& c, od::value& v, int64_t& milli, bool& present) {
   return true;
 }
 
-bool fieldKey(Ctx& c, od::field& f, std::string_view& key) {
+bool fieldKeySlow(Ctx& c, od::field& f, std::string_view& key) {
   const char* p = f.key().raw();
   if (p == nullptr || p >= c.end) return c.fail("invalid JSON: object key out of bounds");
-  const void* q = std::memchr(p, '"', static_cast<size_t>(c.end - p));
+  const char* q = findQuoteOrBackslash(p, c.end);
   if (q == nullptr) {
     c.syntax = true;
     return c.fail("invalid JSON: unterminated object key");
   }
-  std::string_view raw(p, static_cast<size_t>(static_cast<const char*>(q) - p));
-  if (raw.find('\\') == std::string_view::npos) {
-    key = raw;
+  if (*q == '"') {  // not reached from fieldKey, which returns these itself
+    key = std::string_view(p, static_cast<size_t>(q - p));
     return true;
   }
   // Escaped key (never produced by the API server's encoder, but valid JSON): unescape it.
@@ -321,8 +320,8 @@ bool fieldKey(Ctx& c, od::field& f, std::string_view& key) {
 bool tooMany(Ctx& c, size_t max) { return c.fail(fmt::format("more than {} entries", max)); }
 
 bool isDeviceResource(std::string_view name) {
-  return !(name == "cpu" || name == "memory" || name == "ephemeral-storage" || name == "storage" ||
-           name == "pods" || name.substr(0, 10) == "hugepages-");
+  return !(is(name, "cpu") || is(name, "memory") || is(name, "ephemeral-storage") ||
+           is(name, "storage") || is(name, "pods") || name.starts_with("hugepages-"));
 }
 
 int64_t saturatingAdd(int64_t a, int64_t b) {

@@ -16,20 +16,20 @@ bool readNodeTaints(Ctx& c, od::value& v, std::vector<NodeTaint>& dst) {
 
 bool readNode(Ctx& c, od::value& v, Node& n) {
   return readTopLevel(c, v, Kind::Node, n.meta, nullptr, [&](std::string_view k, od::value& x) {
-    if (k == "spec") {
+    if (is(k, "spec")) {
       return forFields(c, x, [&](std::string_view sk, od::value& sx) {
-        if (sk == "unschedulable") return readBool(c, sx, n.unschedulable);
-        if (sk == "taints") return readNodeTaints(c, sx, n.taints);
+        if (is(sk, "unschedulable")) return readBool(c, sx, n.unschedulable);
+        if (is(sk, "taints")) return readNodeTaints(c, sx, n.taints);
         return true;
       });
     }
-    if (k == "status") {
+    if (is(k, "status")) {
       return forFields(c, x, [&](std::string_view sk, od::value& sx) {
-        if (sk == "conditions") return readConditions(c, sx, n.conditions);
-        if (sk == "allocatable") {
+        if (is(sk, "conditions")) return readConditions(c, sx, n.conditions);
+        if (is(sk, "allocatable")) {
           return readResourceList(c, sx, n.allocatable, isExtendedResource);
         }
-        if (sk == "capacity") return readResourceList(c, sx, n.capacity, isExtendedResource);
+        if (is(sk, "capacity")) return readResourceList(c, sx, n.capacity, isExtendedResource);
         return true;
       });
     }

@@ -32,17 +32,17 @@ struct ContainerResources {
 
 bool readContainer(Ctx& c, od::value& v, ContainerResources& cr) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "resources") {
+    if (is(k, "resources")) {
       return forFields(c, x, [&](std::string_view rk, od::value& rx) {
-        if (rk == "requests") return readResourceList(c, rx, cr.requests, isExtendedResource);
-        if (rk == "limits") return readResourceList(c, rx, cr.limits, isExtendedResource);
+        if (is(rk, "requests")) return readResourceList(c, rx, cr.requests, isExtendedResource);
+        if (is(rk, "limits")) return readResourceList(c, rx, cr.limits, isExtendedResource);
         return true;
       });
     }
-    if (k == "restartPolicy") {
+    if (is(k, "restartPolicy")) {
       std::string_view p;
       if (!getString(c, x, p)) return false;
-      cr.sidecar = p == "Always";
+      cr.sidecar = is(p, "Always");
     }
     return true;
   });
@@ -50,20 +50,20 @@ bool readContainer(Ctx& c, od::value& v, ContainerResources& cr) {
 
 bool readClaimRef(Ctx& c, od::value& v, PodClaim& claim, bool nested = false) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "name") return readIdent(c, x, claim.name);
-    if (k == "resourceClaimName") return readIdent(c, x, claim.resourceClaimName);
-    if (k == "resourceClaimTemplateName") return readIdent(c, x, claim.resourceClaimTemplateName);
+    if (is(k, "name")) return readIdent(c, x, claim.name);
+    if (is(k, "resourceClaimName")) return readIdent(c, x, claim.resourceClaimName);
+    if (is(k, "resourceClaimTemplateName")) return readIdent(c, x, claim.resourceClaimTemplateName);
     // Kubernetes ≤ 1.30 nested the two names under `source` (one level; never recurse further).
-    if (k == "source" && !nested) return readClaimRef(c, x, claim, true);
+    if (is(k, "source") && !nested) return readClaimRef(c, x, claim, true);
     return true;
   });
 }
 
 PodPhase podPhase(std::string_view s) {
-  if (s == "Pending") return PodPhase::Pending;
-  if (s == "Running") return PodPhase::Running;
-  if (s == "Succeeded") return PodPhase::Succeeded;
-  if (s == "Failed") return PodPhase::Failed;
+  if (is(s, "Pending")) return PodPhase::Pending;
+  if (is(s, "Running")) return PodPhase::Running;
+  if (is(s, "Succeeded")) return PodPhase::Succeeded;
+  if (is(s, "Failed")) return PodPhase::Failed;
   return PodPhase::Unknown;
 }
 
@@ -72,29 +72,29 @@ bool readContainerState(Ctx& c, od::value& v, ContainerStatus& cs) {
     od::json_type t;
     if (!typeOf(c, x, t)) return false;
     if (t == od::json_type::null) return true;
-    if (k == "waiting") {
+    if (is(k, "waiting")) {
       cs.state = ContainerStateKind::Waiting;
       return forFields(c, x, [&](std::string_view wk, od::value& wx) {
-        if (wk == "reason") return readText(c, wx, cs.reason);
-        if (wk == "message") return checkMessage(c, wx);
+        if (is(wk, "reason")) return readText(c, wx, cs.reason);
+        if (is(wk, "message")) return checkMessage(c, wx);
         return true;
       });
     }
-    if (k == "running") {
+    if (is(k, "running")) {
       cs.state = ContainerStateKind::Running;
       return forFields(c, x, [&](std::string_view rk, od::value& rx) {
-        if (rk == "startedAt") return readTime(c, rx, cs.startedAt);
+        if (is(rk, "startedAt")) return readTime(c, rx, cs.startedAt);
         return true;
       });
     }
-    if (k == "terminated") {
+    if (is(k, "terminated")) {
       cs.state = ContainerStateKind::Terminated;
       return forFields(c, x, [&](std::string_view tk, od::value& tx) {
-        if (tk == "exitCode") return readInt32(c, tx, cs.exitCode);
-        if (tk == "reason") return readText(c, tx, cs.reason);
-        if (tk == "message") return checkMessage(c, tx);
-        if (tk == "startedAt") return readTime(c, tx, cs.startedAt);
-        if (tk == "finishedAt") return readTime(c, tx, cs.finishedAt);
+        if (is(tk, "exitCode")) return readInt32(c, tx, cs.exitCode);
+        if (is(tk, "reason")) return readText(c, tx, cs.reason);
+        if (is(tk, "message")) return checkMessage(c, tx);
+        if (is(tk, "startedAt")) return readTime(c, tx, cs.startedAt);
+        if (is(tk, "finishedAt")) return readTime(c, tx, cs.finishedAt);
         return true;
       });
     }
@@ -108,10 +108,10 @@ bool readContainerStatuses(Ctx& c, od::value& v, bool init, CompactVector<Contai
     ContainerStatus cs;
     cs.init = init;
     bool ok = forFields(c, x, [&](std::string_view k, od::value& f) {
-      if (k == "name") return readIdent(c, f, cs.name);
-      if (k == "ready") return readBool(c, f, cs.ready);
-      if (k == "restartCount") return readInt32(c, f, cs.restartCount);
-      if (k == "state") return readContainerState(c, f, cs);
+      if (is(k, "name")) return readIdent(c, f, cs.name);
+      if (is(k, "ready")) return readBool(c, f, cs.ready);
+      if (is(k, "restartCount")) return readInt32(c, f, cs.restartCount);
+      if (is(k, "state")) return readContainerState(c, f, cs);
       return true;
     });
     if (!ok) return false;
@@ -135,7 +135,7 @@ bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts) {
   ResourceList initMax;     // max over init containers of their effective request
   ResourceList effective;
   bool ok = forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "containers") {
+    if (is(k, "containers")) {
       regular.clear();
       return forElements(c, x, [&](size_t, od::value& e) {
         ContainerResources cr;
@@ -146,7 +146,7 @@ bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts) {
         return true;
       });
     }
-    if (k == "initContainers") {
+    if (is(k, "initContainers")) {
       sidecars.clear();
       initMax.clear();
       return forElements(c, x, [&](size_t, od::value& e) {
@@ -170,7 +170,7 @@ bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts) {
         return true;
       });
     }
-    if (k == "resourceClaims") {
+    if (is(k, "resourceClaims")) {
       parts.claims.clear();
       return forElements(c, x, [&](size_t, od::value& e) {
         PodClaim claim;
@@ -180,9 +180,9 @@ bool readPodSpec(Ctx& c, od::value& v, PodSpecParts& parts) {
         return true;
       });
     }
-    if (k == "nodeName") return readIdent(c, x, parts.nodeName);
+    if (is(k, "nodeName")) return readIdent(c, x, parts.nodeName);
     // Checked to be a list, not kept: nothing reads it (change 80).
-    if (k == "schedulingGates") return forElements(c, x, [](size_t, od::value&) { return true; });
+    if (is(k, "schedulingGates")) return forElements(c, x, [](size_t, od::value&) { return true; });
     return true;
   });
   if (!ok) return false;
@@ -203,31 +203,33 @@ bool readPod(Ctx& c, od::value& v, Pod& p) {
   CompactVector<ContainerStatus> regular, init;
   std::vector<ClaimStatus> claimStatuses;
   bool ok = readTopLevel(c, v, Kind::Pod, p.meta, nullptr, [&](std::string_view k, od::value& x) {
-    if (k == "spec") return readPodSpec(c, x, spec);
-    if (k == "status") {
+    if (is(k, "spec")) return readPodSpec(c, x, spec);
+    if (is(k, "status")) {
       return forFields(c, x, [&](std::string_view sk, od::value& sx) {
-        if (sk == "phase") {
+        if (is(sk, "phase")) {
           std::string_view s;
           if (!getString(c, sx, s)) return false;
           p.phase = podPhase(s);
           return true;
         }
-        if (sk == "startTime") {
+        if (is(sk, "startTime")) {
           // Checked, not kept: nothing reads it (the running milestone comes from the
           // containers' startedAt), and the Pod is 8 bytes smaller (change 80).
           OptionalTime startTime;
           return readTime(c, sx, startTime);
         }
-        if (sk == "conditions") return readConditions(c, sx, p.conditions, kUnreadPodConditionTypes);
-        if (sk == "containerStatuses") return readContainerStatuses(c, sx, false, regular);
-        if (sk == "initContainerStatuses") return readContainerStatuses(c, sx, true, init);
-        if (sk == "resourceClaimStatuses") {
+        if (is(sk, "conditions")) {
+          return readConditions(c, sx, p.conditions, kUnreadPodConditionTypes);
+        }
+        if (is(sk, "containerStatuses")) return readContainerStatuses(c, sx, false, regular);
+        if (is(sk, "initContainerStatuses")) return readContainerStatuses(c, sx, true, init);
+        if (is(sk, "resourceClaimStatuses")) {
           claimStatuses.clear();
           return forElements(c, sx, [&](size_t, od::value& e) {
             ClaimStatus cs;
             bool ok2 = forFields(c, e, [&](std::string_view ck, od::value& cx) {
-              if (ck == "name") return readIdent(c, cx, cs.name);
-              if (ck == "resourceClaimName") return readIdent(c, cx, cs.resourceClaimName);
+              if (is(ck, "name")) return readIdent(c, cx, cs.name);
+              if (is(ck, "resourceClaimName")) return readIdent(c, cx, cs.resourceClaimName);
               return true;
             });
             if (!ok2) return false;

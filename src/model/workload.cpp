@@ -17,11 +17,11 @@ bool readNonNegative(Ctx& c, od::value& v, int32_t& dst) {
 
 bool readPodSet(Ctx& c, od::value& v, PodSet& ps) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "name") return readIdent(c, x, ps.name);
-    if (k == "count") return readNonNegative(c, x, ps.count);
-    if (k == "template") {
+    if (is(k, "name")) return readIdent(c, x, ps.name);
+    if (is(k, "count")) return readNonNegative(c, x, ps.count);
+    if (is(k, "template")) {
       return forFields(c, x, [&](std::string_view tk, od::value& tx) {
-        if (tk != "spec") return true;
+        if (!is(tk, "spec")) return true;
         PodSpecParts parts;
         if (!readPodSpec(c, tx, parts)) return false;
         ps.perPodRequests = std::move(parts.requests);
@@ -40,19 +40,19 @@ bool readPodSet(Ctx& c, od::value& v, PodSet& ps) {
 
 bool readSpec(Ctx& c, od::value& v, Workload& w) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "queueName") return readIdent(c, x, w.queueName);
-    if (k == "priority") return readInt32(c, x, w.priority);
-    if (k == "active") return readBool(c, x, w.active);
+    if (is(k, "queueName")) return readIdent(c, x, w.queueName);
+    if (is(k, "priority")) return readInt32(c, x, w.priority);
+    if (is(k, "active")) return readBool(c, x, w.active);
     // The priority class is checked, not kept: nothing reads it (change 80).
     std::string priorityClass;
-    if (k == "priorityClassName") return readIdent(c, x, priorityClass);  // v1beta1
-    if (k == "priorityClassRef") {                                        // v1beta2
+    if (is(k, "priorityClassName")) return readIdent(c, x, priorityClass);  // v1beta1
+    if (is(k, "priorityClassRef")) {                                        // v1beta2
       return forFields(c, x, [&](std::string_view rk, od::value& rx) {
-        if (rk == "name") return readIdent(c, rx, priorityClass);
+        if (is(rk, "name")) return readIdent(c, rx, priorityClass);
         return true;
       });
     }
-    if (k == "podSets") {
+    if (is(k, "podSets")) {
       w.podSets.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
         PodSet ps;
@@ -87,11 +87,11 @@ bool checkFlavors(Ctx& c, od::value& v) {
 
 bool readAssignment(Ctx& c, od::value& v, PodSetAssignment& a) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "name") return readIdent(c, x, a.name);
-    if (k == "count") return readNonNegative(c, x, a.count);
+    if (is(k, "name")) return readIdent(c, x, a.name);
+    if (is(k, "count")) return readNonNegative(c, x, a.count);
     // Checked, not kept: nothing reads them (change 106).
-    if (k == "flavors") return checkFlavors(c, x);
-    if (k == "resourceUsage") {
+    if (is(k, "flavors")) return checkFlavors(c, x);
+    if (is(k, "resourceUsage")) {
       ResourceList usage;
       return readResourceList(c, x, usage, isDeviceResource);
     }
@@ -103,8 +103,8 @@ bool readAdmission(Ctx& c, od::value& v, WorkloadAdmission& a) {
   a.clusterQueue.clear();
   a.podSetAssignments.clear();
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "clusterQueue") return readIdent(c, x, a.clusterQueue);
-    if (k == "podSetAssignments") {
+    if (is(k, "clusterQueue")) return readIdent(c, x, a.clusterQueue);
+    if (is(k, "podSetAssignments")) {
       a.podSetAssignments.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
         PodSetAssignment psa;
@@ -121,32 +121,32 @@ bool readAdmission(Ctx& c, od::value& v, WorkloadAdmission& a) {
 }
 
 CheckState checkState(std::string_view s) {
-  if (s == "Pending") return CheckState::Pending;
-  if (s == "Ready") return CheckState::Ready;
-  if (s == "Retry") return CheckState::Retry;
-  if (s == "Rejected") return CheckState::Rejected;
+  if (is(s, "Pending")) return CheckState::Pending;
+  if (is(s, "Ready")) return CheckState::Ready;
+  if (is(s, "Retry")) return CheckState::Retry;
+  if (is(s, "Rejected")) return CheckState::Rejected;
   return CheckState::Unknown;
 }
 
 bool readCheck(Ctx& c, od::value& v, AdmissionCheckStatus& s) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "name") return readIdent(c, x, s.name);
-    if (k == "state") {
+    if (is(k, "name")) return readIdent(c, x, s.name);
+    if (is(k, "state")) {
       std::string_view st;
       if (!getString(c, x, st)) return false;
       s.state = checkState(st);
       return true;
     }
-    if (k == "lastTransitionTime") return readTime(c, x, s.lastTransitionTime);
-    if (k == "message") return readMessage(c, x, s.message);
+    if (is(k, "lastTransitionTime")) return readTime(c, x, s.lastTransitionTime);
+    if (is(k, "message")) return readMessage(c, x, s.message);
     return true;
   });
 }
 
 bool readPodSetResources(Ctx& c, od::value& v, PodSetResources& r) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "name") return readIdent(c, x, r.name);
-    if (k == "resources") return readResourceList(c, x, r.resources, isDeviceResource);
+    if (is(k, "name")) return readIdent(c, x, r.name);
+    if (is(k, "resources")) return readResourceList(c, x, r.resources, isDeviceResource);
     return true;
   });
 }
@@ -156,9 +156,9 @@ bool readPodSetResources(Ctx& c, od::value& v, PodSetResources& r) {
 bool readStatus(Ctx& c, od::value& v, Workload& w, WorkloadAdmission& admission,
                 WorkloadRareStatus& rare) {
   return forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "conditions") return readConditions(c, x, w.conditions);
-    if (k == "admission") return readAdmission(c, x, admission);
-    if (k == "admissionChecks") {
+    if (is(k, "conditions")) return readConditions(c, x, w.conditions);
+    if (is(k, "admission")) return readAdmission(c, x, admission);
+    if (is(k, "admissionChecks")) {
       w.admissionChecks.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
         AdmissionCheckStatus s;
@@ -170,19 +170,20 @@ bool readStatus(Ctx& c, od::value& v, Workload& w, WorkloadAdmission& admission,
       shrink(w.admissionChecks);
       return ok;
     }
-    if (k == "clusterName") return readIdent(c, x, admission.clusterName);
-    if (k == "nominatedClusterNames") return readStringList(c, x, rare.nominatedClusterNames);
+    if (is(k, "clusterName")) return readIdent(c, x, admission.clusterName);
+    if (is(k, "nominatedClusterNames")) return readStringList(c, x, rare.nominatedClusterNames);
     // v1beta2 spelling, and v1beta1's misspelled one (kept in that version for compatibility).
-    if (k == "accumulatedPastExecutionTimeSeconds" || k == "accumulatedPastExexcutionTimeSeconds") {
+    if (is(k, "accumulatedPastExecutionTimeSeconds") ||
+        is(k, "accumulatedPastExexcutionTimeSeconds")) {
       return readInt32(c, x, rare.accumulatedPastExecutionTimeSeconds);
     }
-    if (k == "requeueState") {
+    if (is(k, "requeueState")) {
       return forFields(c, x, [&](std::string_view rk, od::value& rx) {
-        if (rk == "count") return readInt32(c, rx, rare.requeueCount);
+        if (is(rk, "count")) return readInt32(c, rx, rare.requeueCount);
         return true;
       });
     }
-    if (k == "resourceRequests") {
+    if (is(k, "resourceRequests")) {
       rare.resourceRequests.clear();
       bool ok = forElements(c, x, [&](size_t, od::value& e) {
         PodSetResources r;
@@ -207,8 +208,8 @@ bool readWorkload(Ctx& c, od::value& v, Workload& w) {
   Interned apiVersion;
   const bool ok = readTopLevel(c, v, Kind::Workload, w.meta, &apiVersion,
                                [&](std::string_view k, od::value& x) {
-                                 if (k == "spec") return readSpec(c, x, w);
-                                 if (k == "status") return readStatus(c, x, w, admission, rare);
+                                 if (is(k, "spec")) return readSpec(c, x, w);
+                                 if (is(k, "status")) return readStatus(c, x, w, admission, rare);
                                  return true;
                                });
   if (admission.empty()) {

@@ -48,9 +48,9 @@ template <typename Fn>
 bool readTopLevel(Ctx& c, od::value& v, Kind kind, ObjectMeta& meta, Interned* apiVersion,
                   Fn&& fn) {
   bool ok = forFields(c, v, [&](std::string_view k, od::value& x) {
-    if (k == "metadata") return readMeta(c, x, meta);
-    if (k == "kind") return checkKind(c, x, kind);
-    if (k == "apiVersion") return apiVersion == nullptr || readIdent(c, x, *apiVersion);
+    if (is(k, "metadata")) return readMeta(c, x, meta);
+    if (is(k, "kind")) return checkKind(c, x, kind);
+    if (is(k, "apiVersion")) return apiVersion == nullptr || readIdent(c, x, *apiVersion);
     return fn(k, x);
   });
   return ok && requireIdentity(c, meta);

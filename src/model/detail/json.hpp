@@ -10,9 +10,13 @@
 // * The type of a value is checked before it is read, so a schema mismatch never puts simdjson's
 //   iterator into an error state: the caller can skip the rest of a bad list item and go on.
 #include <simdjson.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -110,8 +114,60 @@ bool readTime(Ctx& c, od::value& v, OptionalTime& dst);
 /// input, a JSON number. `present` is false for null.
 bool readQuantity(Ctx& c, od::value& v, int64_t& milli, bool& present);
 
-/// Key of `f` without copying when it has no escapes (the usual case), else unescaped.
-bool fieldKey(Ctx& c, od::field& f, std::string_view& key);
+/// Whether `s` is the literal `lit`: its length, then its bytes as a few integer compares.
+/// Written out because GCC left `std::string_view == "literal"` as a call to
+/// `string_view::compare` and then to `memcmp` in the larger decoders (84 such calls an event,
+/// ~3,000 instructions: bench/README.md, change 113); with the length a constant, `memcmp` of
+/// it is expanded inline.
+template <size_t N>
+[[gnu::always_inline]] inline bool is(std::string_view s, const char (&lit)[N]) noexcept {
+  return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
+/// Whether `s` begins with the literal `lit`, compared as `is` does.
+template <size_t N>
+[[gnu::always_inline]] inline bool startsWith(std::string_view s, const char (&lit)[N]) noexcept {
+  return s.size() >= N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
+/// The first `"` or backslash at or after `p` and before `end`, or null. Every object key read
+/// comes here (232 an event in benchmark 1's mix), and keys are short: the SSE2 loop looks at
+/// 16 bytes for both characters at once, where two `memchr` calls (the closing quote, then a
+/// backslash before it) each paid a call and its set-up for a key of a dozen bytes
+/// (bench/README.md, change 113).
+inline const char* findQuoteOrBackslash(const char* p, const char* end) noexcept {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  for (; end - p >= 16; p += 16) {
+    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int mask = _mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)));
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+  }
+#endif
+  for (; p < end; ++p) {
+    if (*p == '"' || *p == '\\') return p;
+  }
+  return nullptr;
+}
+
+/// fieldKey's other cases: an escaped key (unescaped), a key out of bounds or unterminated.
+bool fieldKeySlow(Ctx& c, od::field& f, std::string_view& key);
+
+/// Key of `f` without copying when it has no escapes (the usual case), else unescaped. Inline:
+/// called for every field of every object the decoders walk.
+inline bool fieldKey(Ctx& c, od::field& f, std::string_view& key) {
+  const char* p = f.key().raw();
+  if (p != nullptr && p < c.end) {
+    const char* q = findQuoteOrBackslash(p, c.end);
+    if (q != nullptr && *q == '"') {
+      key = std::string_view(p, static_cast<size_t>(q - p));
+      return true;
+    }
+  }
+  return fieldKeySlow(c, f, key);
+}
 
 /// Calls `fn(key, value)` for every field of the object `v` (null: no calls). A failing callback
 /// gets `key` prepended to the error path. `mapKeys`: keys are data (labels, resources).
@@ -235,9 +291,9 @@ bool readTaintList(Ctx& c, od::value& v, List& dst, size_t max) {
   bool ok = forElements(c, v, [&](size_t, od::value& e) {
     typename List::value_type t;
     bool ok2 = forFields(c, e, [&](std::string_view k, od::value& x) {
-      if (k == "key") return readIdent(c, x, t.key);
-      if (k == "value") return readIdent(c, x, t.value);
-      if (k == "effect") return readIdent(c, x, t.effect);
+      if (is(k, "key")) return readIdent(c, x, t.key);
+      if (is(k, "value")) return readIdent(c, x, t.value);
+      if (is(k, "effect")) return readIdent(c, x, t.effect);
       return true;
     });
     if (!ok2) return false;

@@ -284,6 +284,39 @@ TEST_CASE("a key is matched whatever its length and wherever an escape sits in i
   CHECK(quoted.meta.name == "yes");
 }
 
+TEST_CASE("a key is read whole wherever its closing quote or an escape falls in a 16-byte block",
+          "[model][robustness]") {
+  // The decoder looks for a key's closing quote, or a backslash before it, 16 bytes at a time
+  // (detail::findQuoteOrBackslash). Labels whose keys are 15 to 54 characters long put the quote
+  // at every place in a block; annotations spell the same keys with their last character
+  // escaped, so the backslash falls at every place too and the key must be unescaped.
+  std::string labels;
+  std::string annotations;
+  for (int n = 1; n <= 40; ++n) {
+    const std::string key = "firstwork.dev/" + std::string(static_cast<size_t>(n), 'k');
+    char esc[8];
+    std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>('k'));
+    const std::string escaped = key.substr(0, key.size() - 1) + esc;
+    labels += (n > 1 ? "," : "") + ("\"" + key + "\":\"l" + std::to_string(n) + "\"");
+    annotations += (n > 1 ? "," : "") + ("\"" + escaped + "\":\"a" + std::to_string(n) + "\"");
+  }
+  const auto p = decodeJson<Pod>(R"({"metadata":{"name":"p","uid":"u","labels":{)" + labels +
+                                     R"(},"annotations":{)" + annotations + "}}}",
+                                 Kind::Pod);
+  REQUIRE(p.meta.labels.size() == 40);
+  REQUIRE(p.meta.annotations.size() == 40);
+  for (int n = 1; n <= 40; ++n) {
+    INFO("key length " << 14 + n);
+    const std::string key = "firstwork.dev/" + std::string(static_cast<size_t>(n), 'k');
+    const auto* label = findValue(p.meta.labels, key);
+    REQUIRE(label != nullptr);
+    CHECK(*label == "l" + std::to_string(n));
+    const auto* annotation = findValue(p.meta.annotations, key);
+    REQUIRE(annotation != nullptr);
+    CHECK(*annotation == "a" + std::to_string(n));
+  }
+}
+
 TEST_CASE("a 1.5 MB object decodes into a slim one", "[model][robustness]") {
   std::string big(1500000, 'x');
   std::string json = R"({"metadata":{"name":"p","uid":"u","annotations":{"firstwork.dev/blob":")" +
