@@ -321,7 +321,7 @@ bool tooMany(Ctx& c, size_t max) { return c.fail(fmt::format("more than {} entri
 
 bool isDeviceResource(std::string_view name) {
   return !(is(name, "cpu") || is(name, "memory") || is(name, "ephemeral-storage") ||
-           is(name, "storage") || is(name, "pods") || name.starts_with("hugepages-"));
+           is(name, "storage") || is(name, "pods") || startsWith(name, "hugepages-"));
 }
 
 int64_t saturatingAdd(int64_t a, int64_t b) {
