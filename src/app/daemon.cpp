@@ -418,6 +418,14 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     warnUnclassified(inventory);
   }
 
+  /// Reads what waits on every cluster's held-back streams (kube::KubeTransport::readHeldStreams),
+  /// before a scrape's step. In a handler of its own: never inside a transport's callback.
+  void readHeldStreams() {
+    if (stopping) return;
+    for (auto& c : clusters)
+      if (c.client) c.client->transport().readHeldStreams();
+  }
+
   /// Runs on the loop before it renders /metrics for the waiting scrape `request`
   /// (MetricsSnapshot::setBeforeLoopRendering); true: render now. The pacer spaces steps under a
   /// stream (up to a second) and the tick applies the gauges once a second, so a scrape used to
@@ -845,6 +853,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     kopts.reflector.pageSize = static_cast<size_t>(options.config.watch.pageSize);
     kopts.reflector.stallTimeout = options.stallTimeout.value_or(options.config.watch.stallTimeout);
     if (options.minWatchTimeout) kopts.reflector.minWatchTimeout = *options.minWatchTimeout;
+    if (options.readCoalesce) kopts.transport.readCoalesce = *options.readCoalesce;
     kopts.reflector.backoff.initial = options.config.watch.backoffInitial;
     kopts.reflector.backoff.max = options.config.watch.backoffMax;
     // A ResourceSlice's devices keep the attributes the inventory reads, no others: a GPU
@@ -1007,8 +1016,15 @@ Status Daemon::start() {
   hopts.apiBearerTokenFile = cfg.server.apiBearerTokenFile;
   d.httpServer = std::make_unique<http::HttpServer>(hopts, d.snapshot, d.clock);
   // Rendered when the loop reaches the posted handler, unless the scrape, after waiting 50 ms,
-  // was answered between two events before that (onEvent).
-  d.snapshot.setRefreshRequester([&d] { asio::post(d.io, [&d] { d.snapshot.refreshIfWanted(/*always=*/true); }); });
+  // was answered between two events before that (onEvent). The streams whose reads the
+  // transports hold back to batch them (read coalescing, up to 50 ms) are read first, so that
+  // the scrape counts every event that had arrived when it asked.
+  d.snapshot.setRefreshRequester([&d] {
+    asio::post(d.io, [&d] {
+      d.readHeldStreams();
+      d.snapshot.refreshIfWanted(/*always=*/true);
+    });
+  });
   d.snapshot.setBeforeLoopRendering([&d](uint64_t request) { return d.beforeScrapeRendering(request); });
   using Freshness = http::MetricsSnapshot::Freshness;
   for (auto f : {Freshness::Current, Freshness::Uncommitted, Freshness::Stale})

@@ -545,7 +545,10 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     const auto window = options.readCoalesce;
     if (window.count() <= 0) return false;
     const auto now = std::chrono::steady_clock::now();
-    const bool busy = now - sock->lastRead < kBusyIntervals * window;
+    // A socket's first read is never busy, however soon after the clock's epoch (the machine's
+    // boot) it comes.
+    const bool busy = sock->lastRead != std::chrono::steady_clock::time_point{} &&
+                      now - sock->lastRead < kBusyIntervals * window;
     sock->lastRead = now;
     if (!busy || sock->want != CURL_POLL_IN || requestInFlight() || pendingBytes(fd) != 0) return false;
     // Out of the reactor while parked: Asio keeps a descriptor in epoll, edge-triggered, even
@@ -647,6 +650,36 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  /// readHeldStreams: every parked socket is looked at now (one poll(2)), before its park ends;
+  /// one with data waiting, or an end of stream or error to read, is read as at its park's end
+  /// (onReady parks it again, until the same interval's end, or watches it), the others stay
+  /// parked as they were.
+  size_t readParkedNow() {
+    std::vector<std::pair<curl_socket_t, std::weak_ptr<Socket>>> due;
+    std::vector<pollfd> fds;
+    for (const auto& [fd, sock] : sockets) {
+      if (!sock->parked || !(sock->want & CURL_POLL_IN)) continue;
+      due.emplace_back(fd, sock);
+      fds.push_back(pollfd{fd, POLLIN, 0});
+    }
+    if (fds.empty()) return 0;
+    // A look, not a wait. Should the call fail, the park's end reads them as it would have.
+    if (::poll(fds.data(), static_cast<nfds_t>(fds.size()), 0) < 0) return 0;
+    size_t read = 0;
+    for (size_t i = 0; i < due.size(); ++i) {
+      if ((fds[i].revents & (POLLIN | POLLERR | POLLHUP)) == 0) continue;
+      // A read of one socket may have closed or replaced another (curl callbacks run in it).
+      auto sock = due[i].second.lock();
+      auto it = sockets.find(due[i].first);
+      if (!sock || it == sockets.end() || it->second != sock || !sock->parked) continue;
+      sock->parked = false;
+      ++stats.readEarly;
+      ++read;
+      onReady(due[i].first, sock, CURL_CSELECT_IN, {});
+    }
+    return read;
+  }
+
   static int onTimer(CURLM*, long timeoutMs, void* user) {
     auto* impl = static_cast<Impl*>(user);
     impl->timer.cancel();
@@ -721,6 +754,8 @@ KubeTransport::RequestId CurlTransport::start(HttpRequest request, RequestCallba
 void CurlTransport::cancel(RequestId id) { impl_->cancel(id); }
 
 const std::string& CurlTransport::server() const { return impl_->config.server; }
+
+size_t CurlTransport::readHeldStreams() { return impl_->readParkedNow(); }
 
 size_t CurlTransport::active() const { return impl_->transfers.size(); }
 

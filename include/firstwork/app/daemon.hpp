@@ -32,6 +32,9 @@ struct DaemonOptions {
   /// Overrides the watch timing of every reflector (tests and the demo use short values).
   std::optional<std::chrono::milliseconds> stallTimeout;
   std::optional<std::chrono::seconds> minWatchTimeout;
+  /// Overrides the transports' read coalescing interval (kube::TransportOptions::readCoalesce;
+  /// tests use a long one to hold a stream's events back).
+  std::optional<std::chrono::milliseconds> readCoalesce;
   /// Under a stream of events, engine steps are spaced by at least this (StepPacer; tests use
   /// other values to tell the pacer's steps from others). The tick's interval by default: the
   /// tick steps once a second, so events wait for it (a second at most) and the pacer's flush

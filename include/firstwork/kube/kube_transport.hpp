@@ -67,6 +67,11 @@ class KubeTransport {
   virtual void cancel(RequestId id) = 0;
   /// "https://host:port" for log lines.
   virtual const std::string& server() const = 0;
+  /// Reads now what waits on the streams whose reads are being held back to batch them (read
+  /// coalescing), rather than at their interval's end: called before a scrape's step, so that the
+  /// scrape counts every event that had arrived when it asked. Not from inside a callback of this
+  /// transport. Returns how many streams were read; a transport that holds nothing back reads none.
+  virtual size_t readHeldStreams() { return 0; }
 };
 
 /// Parses an HTTP-date (RFC 9110 IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, plus the

@@ -92,7 +92,7 @@ struct ReflectorOptions {
   /// this long, a BOOKMARK came, or catchUpLimit has passed since its head: a watch resumed from
   /// an RV replays what it missed after the head, and judging the cluster's objects between the
   /// head and that replay would judge them before they arrive. The quiet interval must stay well
-  /// above the transport's read coalescing (TransportOptions::readCoalesce, 10 ms), which delays
+  /// above the transport's read coalescing (TransportOptions::readCoalesce, 50 ms), which delays
   /// a read by up to one of its intervals.
   std::chrono::milliseconds catchUpQuiet{250};
   std::chrono::milliseconds catchUpLimit{2000};

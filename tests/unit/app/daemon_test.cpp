@@ -348,7 +348,8 @@ struct LiveDaemon {
   LiveDaemon(const std::string& db, bool seedTheWorkload,
              std::chrono::milliseconds tick = std::chrono::milliseconds(100),
              std::chrono::milliseconds stepInterval = std::chrono::milliseconds(250),
-             size_t busyStepEvents = 0) {
+             size_t busyStepEvents = 0,
+             std::optional<std::chrono::milliseconds> readCoalesce = std::nullopt) {
     sim::ApiServerOptions o;
     o.name = "gpu-a";
     o.token = "daemon-test-token";
@@ -360,6 +361,7 @@ struct LiveDaemon {
     options.tickInterval = tick;
     options.stepInterval = stepInterval;
     options.busyStepEvents = busyStepEvents;
+    options.readCoalesce = readCoalesce;
     daemon = std::make_unique<app::Daemon>(std::move(options));
     REQUIRE(daemon->start().ok());
     REQUIRE(testing::eventually([&] { return daemon->ready(); }, std::chrono::seconds(30)));
@@ -583,6 +585,33 @@ TEST_CASE("A scrape shows the engine's figures for every event the daemon has ta
   CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kCurrent) <= scrapes + 2);
   CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kUncommitted) == 0);
   CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kStale) == 0);
+}
+
+// The transports hold a trickling stream's reads back to batch them (read coalescing; here for a
+// minute, where the daemon's default is 50 ms). A scrape reads what waits on such streams before
+// its step: it counts every event that had arrived when it asked, and the engine's figures of
+// them.
+TEST_CASE("A scrape counts the events waiting on a watch stream whose reads are held back",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  LiveDaemon live((dir.path / "firstwork.db").string(), false, std::chrono::hours(1), 250ms, 0,
+                  std::chrono::milliseconds(60s));
+  httplib::Client http(live.daemon->baseUrl());
+  // The first event on the Workloads stream: read (at once, or by a scrape), and the stream is
+  // held back from then on, read again within its interval.
+  seedWorkload(*live.server, 0);
+  REQUIRE(testing::eventually(
+      [&] { return sampleSum(scrapeMetrics(http), "firstwork_watch_events_total", kAdded) == 1; },
+      30s));
+  // The second waits in the socket for the minute's end ...
+  seedWorkload(*live.server, 1);
+  std::this_thread::sleep_for(300ms);
+  // ... and the next scrape reads it, steps it and shows it.
+  const std::string body = scrapeMetrics(http);
+  CHECK(sampleSum(body, "firstwork_watch_events_total", kAdded) == 2);
+  CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 2);
+  CHECK(sampleSum(body, "firstwork_stage_seconds_count", kQueuedToReserved) == 2);
 }
 
 namespace {

@@ -345,6 +345,41 @@ TEST_CASE("parked sockets are looked at together: one poll at each interval's en
   CHECK(lookedAt <= looks * 2);
 }
 
+TEST_CASE("a parked stream's waiting events are read on demand, before its park ends",
+          "[kube][transport][integration]") {
+  sim::ApiServer server(quietOpts());
+  server.start();
+  TransportOptions to;
+  to.readCoalesce = 60s;  // a park that outlasts the test: only readHeldStreams reads early
+  CoalescingWatch w(server, to);
+  // The first event is read at once and parks the socket (read again soon after the head).
+  server.create("pods", podJson("first"));
+  REQUIRE(runUntil(w.io, [&] { return w.count("\"first\"") == 1; }));
+  REQUIRE(w.t.stats().parks == 1);
+  auto runFor = [&](std::chrono::milliseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    runUntil(w.io, [&] { return std::chrono::steady_clock::now() >= until; });
+  };
+  // curl's own timers of the connection's start (the first 200 ms) run its transfers, which read
+  // their sockets whether parked or not: let them pass.
+  runFor(500ms);
+  // Nothing waits: the socket is looked at and stays parked.
+  CHECK(w.t.readHeldStreams() == 0);
+  CHECK(w.t.stats().readEarly == 0);
+  // An event waits in the kernel for the park's end, a minute away, and is read by the call
+  // itself, the loop not run in between; the socket is parked again, so the next one waits too.
+  for (const std::string name : {"second", "third"}) {
+    server.create("pods", podJson(name));
+    runFor(300ms);
+    REQUIRE(w.count('"' + name + '"') == 0);
+    CHECK(w.t.readHeldStreams() == 1);
+    CHECK(w.count('"' + name + '"') == 1);
+  }
+  const auto after = w.t.stats();
+  CHECK(after.readEarly == 2);
+  CHECK(after.parks == 3);
+}
+
 TEST_CASE("nothing is parked while a request that is not a stream is in flight",
           "[kube][transport][integration]") {
   auto o = quietOpts();
