@@ -595,46 +595,63 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
-  /// At an interval's end, every socket whose park ends is looked at with one poll(2) (one
-  /// system call for all of them, where asking each for its pending bytes took one each): one
-  /// with data waiting, or an end of stream or error to read, is read; one without stays parked
+  /// A parked socket looked at (pollParked): whether it has data waiting, or an end of stream or
+  /// an error to read.
+  struct Looked {
+    curl_socket_t fd;
+    std::weak_ptr<Socket> sock;
+    bool readable = true;
+  };
+  /// The parked sockets `pick` chooses, looked at together with one poll(2) (one system call for
+  /// all of them, where asking each for its pending bytes took one each). Zero timeout: a look,
+  /// not a wait. Should the call fail, every socket counts as readable and curl's read finds out
+  /// what there is.
+  template <typename Pick>
+  std::vector<Looked> pollParked(Pick&& pick) {
+    std::vector<Looked> looked;
+    std::vector<pollfd> fds;
+    for (const auto& [fd, sock] : sockets) {
+      if (!sock->parked || !pick(*sock)) continue;
+      looked.push_back({fd, sock});
+      fds.push_back(pollfd{fd, POLLIN, 0});
+    }
+    if (!fds.empty() && ::poll(fds.data(), static_cast<nfds_t>(fds.size()), 0) >= 0) {
+      for (size_t i = 0; i < fds.size(); ++i)
+        looked[i].readable = (fds[i].revents & (POLLIN | POLLERR | POLLHUP)) != 0;
+    }
+    return looked;
+  }
+  /// The socket looked at, unless a read of another has closed or replaced it (curl callbacks run
+  /// in a read) or it is no longer parked.
+  std::shared_ptr<Socket> stillParked(const Looked& l) const {
+    auto sock = l.sock.lock();
+    auto it = sockets.find(l.fd);
+    if (!sock || it == sockets.end() || it->second != sock || !sock->parked) return nullptr;
+    return sock;
+  }
+
+  /// At an interval's end, every socket whose park ends is looked at (pollParked): one with
+  /// data waiting, or an end of stream or error to read, is read; one without stays parked
   /// while its stream is busy but quiet (and curl wants only to read: a socket it has something
   /// to send on, e.g. a new stream on an HTTP/2 connection whose send buffer was full, is armed
   /// now), or is watched again.
   void lookAtParked() {
     const auto now = std::chrono::steady_clock::now();
-    struct Due {
-      curl_socket_t fd;
-      std::weak_ptr<Socket> sock;
-    };
-    std::vector<Due> due;
-    std::vector<pollfd> fds;
     std::optional<std::chrono::steady_clock::time_point> later;
-    for (const auto& [fd, sock] : sockets) {
-      if (!sock->parked) continue;
-      if (sock->parkedUntil > now) {
-        later = later ? std::min(*later, sock->parkedUntil) : sock->parkedUntil;
-        continue;
-      }
-      due.push_back({fd, sock});
-      fds.push_back(pollfd{fd, POLLIN, 0});
-    }
+    const auto due = pollParked([&](const Socket& sock) {
+      if (sock.parkedUntil <= now) return true;
+      later = later ? std::min(*later, sock.parkedUntil) : sock.parkedUntil;
+      return false;
+    });
     if (later) lookAtParkedAt(*later);
-    if (fds.empty()) return;
+    if (due.empty()) return;
     ++stats.parkLooks;
-    stats.parkedLookedAt += fds.size();
-    // Zero timeout: a look, not a wait. Should the call fail, every socket counts as readable
-    // and curl's read finds out what there is.
-    const bool looked = ::poll(fds.data(), static_cast<nfds_t>(fds.size()), 0) >= 0;
-    for (size_t i = 0; i < due.size(); ++i) {
-      auto sock = due[i].sock.lock();
-      const curl_socket_t fd = due[i].fd;
-      // A read of one socket may have closed or replaced another (curl callbacks run in it).
-      auto it = sockets.find(fd);
-      if (!sock || it == sockets.end() || it->second != sock || !sock->parked) continue;
+    stats.parkedLookedAt += due.size();
+    for (const Looked& l : due) {
+      auto sock = stillParked(l);
+      if (!sock) continue;
       sock->parked = false;
-      const bool readable = !looked || (fds[i].revents & (POLLIN | POLLERR | POLLHUP)) != 0;
-      const bool waiting = (sock->want & CURL_POLL_IN) && readable;
+      const bool waiting = (sock->want & CURL_POLL_IN) && l.readable;
       if (!waiting && sock->want == CURL_POLL_IN && !requestInFlight() &&
           now - sock->lastRead < kBusyIntervals * options.readCoalesce) {
         parkUntilNextInterval(*sock, now);  // quiet for now: look again at the next interval
@@ -643,39 +660,28 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
       if (waiting) {
         // The batch, read while the socket is still out of the reactor: onReady parks it again
         // or, if it is not to be parked, watches it (arm).
-        onReady(fd, sock, CURL_CSELECT_IN, {});
+        onReady(l.fd, sock, CURL_CSELECT_IN, {});
       } else {
-        arm(fd, sock);  // quiet for ten intervals (or end of stream): watched again
+        arm(l.fd, sock);  // quiet for ten intervals (or end of stream): watched again
       }
     }
   }
 
-  /// readHeldStreams: every parked socket is looked at now (one poll(2)), before its park ends;
-  /// one with data waiting, or an end of stream or error to read, is read as at its park's end
-  /// (onReady parks it again, until the same interval's end, or watches it), the others stay
-  /// parked as they were.
+  /// readHeldStreams: every parked socket curl reads from is looked at now (pollParked), before
+  /// its park ends; one with data waiting, or an end of stream or error to read, is read as at
+  /// its park's end (onReady parks it again, until the same interval's end, or watches it), the
+  /// others stay parked as they were.
   size_t readParkedNow() {
-    std::vector<std::pair<curl_socket_t, std::weak_ptr<Socket>>> due;
-    std::vector<pollfd> fds;
-    for (const auto& [fd, sock] : sockets) {
-      if (!sock->parked || !(sock->want & CURL_POLL_IN)) continue;
-      due.emplace_back(fd, sock);
-      fds.push_back(pollfd{fd, POLLIN, 0});
-    }
-    if (fds.empty()) return 0;
-    // A look, not a wait. Should the call fail, the park's end reads them as it would have.
-    if (::poll(fds.data(), static_cast<nfds_t>(fds.size()), 0) < 0) return 0;
     size_t read = 0;
-    for (size_t i = 0; i < due.size(); ++i) {
-      if ((fds[i].revents & (POLLIN | POLLERR | POLLHUP)) == 0) continue;
-      // A read of one socket may have closed or replaced another (curl callbacks run in it).
-      auto sock = due[i].second.lock();
-      auto it = sockets.find(due[i].first);
-      if (!sock || it == sockets.end() || it->second != sock || !sock->parked) continue;
+    for (const Looked& l :
+         pollParked([](const Socket& sock) { return (sock.want & CURL_POLL_IN) != 0; })) {
+      if (!l.readable) continue;
+      auto sock = stillParked(l);
+      if (!sock) continue;
       sock->parked = false;
       ++stats.readEarly;
       ++read;
-      onReady(due[i].first, sock, CURL_CSELECT_IN, {});
+      onReady(l.fd, sock, CURL_CSELECT_IN, {});
     }
     return read;
   }
