@@ -33,6 +33,7 @@
 #include "firstwork/app/engine_metrics.hpp"
 #include "firstwork/app/step_pacer.hpp"
 #include "firstwork/core/thread_name.hpp"
+#include "firstwork/metrics/process_metrics.hpp"
 #include "firstwork/metrics/self_metrics.hpp"
 #include "firstwork/records/records.hpp"
 #include "firstwork/signals/useful_work_probe.hpp"
@@ -125,7 +126,8 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
         // if that is longer: back-to-back scrapes keep the loop rendering at most a fifth of the
         // time at any estate size, and counters are not served older than they must be (a
         // fixed 100 ms was most of the event-to-metric latency in bench/README.md, change 25).
-        snapshot(*registry, kRealClock,
+        collectables({registry.get(), &process}),
+        snapshot(collectables, kRealClock,
                  {.freshness = 25ms, .waitForLoop = 500ms, .renderCostMultiple = 4, .answerBetweenEventsAfter = 50ms}),
         engine(detail::engineConfig(options.config)),
         redactor(*log::currentRedactor()),  // the salt log::configure() read (inline or file)
@@ -917,6 +919,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
   metrics::SelfMetrics self;
   EngineMetrics engineMetrics;
   std::set<std::string> warned;  // unclassified-capacity causes already logged
+  /// The process's own CPU, memory and descriptors (process_*), read at each rendering.
+  metrics::ProcessMetrics process;
+  metrics::Collectables collectables;  // the registry, then `process`
   http::MetricsSnapshot snapshot;
   std::unique_ptr<http::HttpServer> httpServer;
   asio::io_context io;

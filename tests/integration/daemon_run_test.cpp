@@ -104,6 +104,24 @@ TEST_CASE("firstworkd run watches a management and a worker cluster, and follows
       },
       10s));
   CHECK(metrics.find("firstwork_build_info{") != std::string::npos);
+  // The process's own figures, under the names every exporter's dashboards use (docs/metrics.md).
+  CHECK(metrics.find("# TYPE process_cpu_seconds_total counter\n") != std::string::npos);
+  for (const char* gauge : {"process_resident_memory_bytes", "process_virtual_memory_bytes",
+                            "process_start_time_seconds", "process_open_fds", "process_max_fds"}) {
+    INFO(gauge);
+    CHECK(metrics.find("# TYPE " + std::string(gauge) + " gauge\n") != std::string::npos);
+  }
+  {
+    // The daemon holds its watches' sockets and its store: a dozen descriptors at least, and a
+    // few MiB resident.
+    auto value = [&](const std::string& name) {
+      const size_t at = metrics.find("\n" + name + " ");
+      return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + name.size() + 2));
+    };
+    CHECK(value("process_open_fds") >= 10);
+    CHECK(value("process_resident_memory_bytes") >= 4 << 20);
+    CHECK(value("process_cpu_seconds_total") > 0);
+  }
   // Per-worker counters exist at 0 before the first incident, so increase() sees it.
   CHECK(metrics.find("firstwork_recoveries_total{cluster=\"worker-1\",outcome=\"failed\"} 0") !=
         std::string::npos);

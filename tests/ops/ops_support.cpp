@@ -52,16 +52,18 @@ size_t closingParen(std::string_view s, size_t open) {
   return std::string_view::npos;
 }
 
-// Positions of `firstwork_` metric tokens with their names.
+// Positions of `firstwork_` and `process_` metric tokens with their names, in order.
 std::vector<std::pair<size_t, std::string>> metricTokens(std::string_view expr) {
   std::vector<std::pair<size_t, std::string>> out;
-  const std::string_view prefix = "firstwork_";
-  for (size_t p = expr.find(prefix); p != std::string_view::npos; p = expr.find(prefix, p + 1)) {
-    if (p > 0 && (isWordChar(expr[p - 1]) || expr[p - 1] == ':')) continue;
-    size_t e = p;
-    while (e < expr.size() && (isWordChar(expr[e]) || expr[e] == ':')) ++e;
-    out.emplace_back(p, std::string(expr.substr(p, e - p)));
+  for (const std::string_view prefix : {"firstwork_", "process_"}) {
+    for (size_t p = expr.find(prefix); p != std::string_view::npos; p = expr.find(prefix, p + 1)) {
+      if (p > 0 && (isWordChar(expr[p - 1]) || expr[p - 1] == ':')) continue;
+      size_t e = p;
+      while (e < expr.size() && (isWordChar(expr[e]) || expr[e] == ':')) ++e;
+      out.emplace_back(p, std::string(expr.substr(p, e - p)));
+    }
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -106,8 +108,23 @@ std::string readFile(const std::string& path) {
 }
 
 std::map<std::string, Family> parseFamilies(std::string_view engineSource,
-                                            std::string_view selfSource) {
+                                            std::string_view selfSource,
+                                            std::string_view processSource) {
   std::map<std::string, Family> families;
+  // process_metrics.cpp: `{"process_...", "help", prometheus::MetricType::Y}` in its table.
+  {
+    std::string src(processSource);
+    static const std::regex decl(
+        R"re(\{\s*"(process_\w+)",\s*"[^"]*",\s*prometheus::MetricType::(Counter|Gauge)\s*\})re");
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), decl); it != std::sregex_iterator();
+         ++it) {
+      Family f;
+      f.name = (*it)[1].str();
+      f.type = (*it)[2].str() == "Counter" ? MetricType::Counter : MetricType::Gauge;
+      f.process = true;
+      families[f.name] = f;
+    }
+  }
   // engine_metrics.cpp: `member(kind(r, "firstwork_..."`; labels from the member's
   // `.Add(...)`, `.set(...)`, `.total(...)` statements, or `queueHistogram(s_->member, ...)`.
   std::map<std::string, std::string> memberToName;
@@ -176,7 +193,8 @@ std::map<std::string, Family> parseFamilies(std::string_view engineSource,
 
 std::map<std::string, Family> registeredFamilies(const std::string& sourceDir) {
   return parseFamilies(readFile(sourceDir + "/src/app/engine_metrics.cpp"),
-                       readFile(sourceDir + "/src/metrics/self_metrics.cpp"));
+                       readFile(sourceDir + "/src/metrics/self_metrics.cpp"),
+                       readFile(sourceDir + "/src/metrics/process_metrics.cpp"));
 }
 
 std::vector<Expression> ruleExpressions(const std::string& ruleFile) {
@@ -271,7 +289,9 @@ std::vector<std::string> nameProblems(std::string_view expr,
   std::vector<std::string> problems;
   std::set<std::string> allowed = kTargetLabels;
   auto tokens = metricTokens(expr);
-  if (tokens.empty()) problems.push_back("uses no firstwork metric");
+  if (std::none_of(tokens.begin(), tokens.end(),
+                   [](const auto& t) { return t.second.starts_with("firstwork_"); }))
+    problems.push_back("uses no firstwork metric");
   for (auto& [pos, name] : tokens) {
     const Family* f = familyOf(name, families);
     if (!f) {

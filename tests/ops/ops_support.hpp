@@ -19,14 +19,17 @@ struct Family {
   MetricType type = MetricType::Gauge;
   std::set<std::string> labels;
   bool engine = false;  // what firstwork measures about the estate (not its own health)
+  bool process = false;  // a standard process_* family (src/metrics/process_metrics.cpp)
 };
 
-/// Every family registered in the two metric sources, by name. Parsed from the sources so that
+/// Every family registered in the three metric sources, by name. Parsed from the sources so that
 /// renaming a metric there breaks the dashboards' and rules' tests.
 std::map<std::string, Family> registeredFamilies(const std::string& sourceDir);
-/// The family parser on given texts (tests of the parser itself).
+/// The family parser on given texts (tests of the parser itself). `processSource` declares the
+/// process_* families as `{"process_...", "help", prometheus::MetricType::Y}` entries of a table.
 std::map<std::string, Family> parseFamilies(std::string_view engineSource,
-                                            std::string_view selfSource);
+                                            std::string_view selfSource,
+                                            std::string_view processSource = {});
 
 /// A PromQL expression and where it comes from (for messages).
 struct Expression {
@@ -49,9 +52,11 @@ std::string substituteGrafanaVariables(std::string_view expr);
 std::string substituteGrafanaVariables(std::string_view expr,
                                        const std::map<std::string, std::string>& values);
 
-/// Metric names (`firstwork_...`) used in an expression, in order of appearance.
+/// Metric names (`firstwork_...`, `process_...`) used in an expression, in order of appearance.
 std::vector<std::string> metricNames(std::string_view expr);
-/// Problems with the metric and label names an expression uses; empty when all are registered.
+/// Problems with the metric and label names an expression uses; empty when all are registered
+/// and at least one is firstwork's own (process_* families are every exporter's: an expression
+/// picks firstwork's with `and on (job, instance) firstwork_build_info`).
 std::vector<std::string> nameProblems(std::string_view expr,
                                       const std::map<std::string, Family>& families);
 /// Problems with deduplication across HA replicas (estate metrics must sit inside

@@ -27,15 +27,20 @@ std::vector<Expression> allExpressions() {
 TEST_CASE("the metric families are read from firstworkd's sources", "[ops][promql]") {
   auto families = registeredFamilies(kSource);
   // The parser must find both sources' families, or every later check would pass vacuously.
-  size_t engine = 0, self = 0;
+  size_t engine = 0, self = 0, process = 0;
   for (const auto& [name, f] : families) {
     INFO(name);
-    (f.engine ? engine : self)++;
-    CHECK_FALSE(f.labels.empty());
+    (f.process ? process : f.engine ? engine : self)++;
+    CHECK(f.labels.empty() == f.process);  // the process's figures are one series each
+    CHECK(name.starts_with(f.process ? "process_" : "firstwork_"));
     if (f.type == MetricType::Counter) CHECK(name.ends_with("_total"));
   }
   CHECK(engine >= 20);
   CHECK(self >= 10);
+  CHECK(process == 6);
+  CHECK(families["process_cpu_seconds_total"].type == MetricType::Counter);
+  CHECK(families["process_resident_memory_bytes"].type == MetricType::Gauge);
+  CHECK(families["process_open_fds"].process);
   REQUIRE(families.count("firstwork_stranded_gpus"));
   CHECK(families["firstwork_stranded_gpus"].labels ==
         std::set<std::string>{"cluster", "device_class", "unit", "phase"});
@@ -75,8 +80,29 @@ TEST_CASE("the family parser and expression checks catch what they are for", "[o
             {"cluster", "resource"}, {}};
     SelfMetrics::~SelfMetrics() = default;
   )";
-  auto f = parseFamilies(engine, self);
-  REQUIRE(f.size() == 5);
+  const std::string process = R"(
+    constexpr FamilyInfo kFamilies[] = {
+        {"process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
+         prometheus::MetricType::Counter},
+        {"process_open_fds", "Number of open file descriptors.", prometheus::MetricType::Gauge},
+    };
+  )";
+  auto f = parseFamilies(engine, self, process);
+  REQUIRE(f.size() == 7);
+  CHECK(f["process_cpu_seconds_total"].type == MetricType::Counter);
+  CHECK(f["process_open_fds"].type == MetricType::Gauge);
+  CHECK(f["process_open_fds"].process);
+  CHECK(f["process_open_fds"].labels.empty());
+  // A process family is every exporter's: an expression scopes it to firstwork's targets.
+  CHECK(nameProblems("process_open_fds and on (job, instance) firstwork_up", f).empty());
+  CHECK(nameProblems("process_open_fds", f) == std::vector<std::string>{"uses no firstwork metric"});
+  CHECK(nameProblems("process_open_fdz and on (job, instance) firstwork_up", f) ==
+        std::vector<std::string>{"unknown metric process_open_fdz"});
+  CHECK(nameProblems("sum by (cluster) (process_open_fds and on (job, instance) firstwork_g)", f)
+            .empty());
+  CHECK_FALSE(
+      nameProblems("sum by (device) (process_open_fds and on (job, instance) firstwork_up)", f)
+          .empty());
   CHECK(f["firstwork_g"].labels == std::set<std::string>{"cluster", "device_class"});
   CHECK(f["firstwork_h_seconds"].type == MetricType::Histogram);
   CHECK(f["firstwork_c_total"].type == MetricType::Counter);
@@ -161,7 +187,8 @@ TEST_CASE("every expression uses only registered metric families and their label
         "firstwork_observation_lag_seconds_bucket", "firstwork_cluster_clock_skew_seconds",
         "firstwork_store_errors_total", "firstwork_tracked_objects",
         "firstwork_duplicate_executions_total", "firstwork_reservations_without_capacity_total",
-        "firstwork_metrics_renderings_total", "firstwork_engine_steps_total"}) {
+        "firstwork_metrics_renderings_total", "firstwork_engine_steps_total",
+        "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"}) {
     INFO(name);
     CHECK(used.count(name));
   }
