@@ -143,8 +143,12 @@ bool Inventory::onSlice(std::string_view cluster_name, model::EventType type,
   auto before = tracker_.poolOfSlice(cluster_name, slice.meta.name);
   if (!tracker_.onSlice(cluster_name, type, shared, at)) return false;
   ClusterState& state = cluster(cluster_name);
-  if (before) state.dirtyPools.insert(std::move(*before));
-  if (type != model::EventType::Deleted) state.dirtyPools.emplace(slice.driver, slice.poolName);
+  const bool stays = type != model::EventType::Deleted;
+  if (before && !(stays && std::string_view(before->first) == std::string_view(slice.driver) &&
+                  std::string_view(before->second) == std::string_view(slice.poolName))) {
+    state.dirtyPools.insert(std::move(*before));
+  }
+  if (stays) state.dirtyPools.emplace(slice.driver, slice.poolName);
   return true;
 }
 

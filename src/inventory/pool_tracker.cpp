@@ -1,8 +1,10 @@
 #include "firstwork/inventory/pool_tracker.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace firstwork::inventory {
 
@@ -64,14 +66,14 @@ bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
   const model::ResourceSlice& slice = *shared;
   advanceTo(at);
   const SystemTime effective = now_;
-  SliceKey key{std::string(cluster), slice.meta.name.str()};
+  const std::string_view name = slice.meta.name;
 
   if (type == model::EventType::Deleted) {
-    if (slice.meta.name.empty()) {
+    if (name.empty()) {
       ++rejected_slices_;
       return false;
     }
-    removeSlice(key, effective);
+    removeSlice(cluster, name, effective);
     return true;
   }
 
@@ -80,34 +82,50 @@ bool PoolTracker::onSlice(std::string_view cluster, model::EventType type,
     return false;
   }
 
-  PoolKey pool_key{std::string(cluster), slice.driver, slice.poolName};
+  // Found by views: a republished slice (the common event) makes no key, and its index entry
+  // stays as it is.
+  const std::array<std::string_view, 3> pool_key{cluster, slice.driver, slice.poolName};
+  auto indexed = slice_index_.find(std::array<std::string_view, 2>{cluster, name});
   // An update may move a slice to another pool (spec.pool.name is not immutable).
-  if (auto it = slice_index_.find(key); it != slice_index_.end() && it->second != pool_key) {
-    removeSlice(key, effective);
+  if (indexed != slice_index_.end() && !std::equal(indexed->second.begin(), indexed->second.end(),
+                                                   pool_key.begin(), pool_key.end())) {
+    removeSlice(cluster, name, effective);
+    indexed = slice_index_.end();
   }
-  auto [pit, created] = pools_.try_emplace(pool_key);
-  Pool& pool = pit->second;
+  auto pit = pools_.find(pool_key);
+  const bool created = pit == pools_.end();
   if (created) {
-    pool.cluster = pool_key[0];
-    pool.driver = pool_key[1];
-    pool.pool = pool_key[2];
+    pit = pools_.emplace(PoolKey{std::string(cluster), slice.driver, slice.poolName}, Pool{}).first;
+    Pool& pool = pit->second;
+    pool.cluster = pit->first[0];
+    pool.driver = pit->first[1];
+    pool.pool = pit->first[2];
     pool.since = effective;
     // The counter series exists from the first pool of a driver on, starting at zero.
     driver_time_.try_emplace({pool.cluster, pool.driver});
   }
-  pool.slices.insert_or_assign(slice.meta.name.str(), std::move(shared));
-  slice_index_[key] = pool_key;
+  Pool& pool = pit->second;
+  if (auto held = pool.slices.find(name); held != pool.slices.end()) {
+    held->second = std::move(shared);
+  } else {
+    pool.slices.emplace(std::string(name), std::move(shared));
+  }
+  if (indexed == slice_index_.end()) {
+    slice_index_.emplace(SliceKey{std::string(cluster), std::string(name)}, pit->first);
+  }
   evaluate(pool, effective, created);
   return true;
 }
 
-void PoolTracker::removeSlice(const SliceKey& key, SystemTime at) {
-  auto it = slice_index_.find(key);
+void PoolTracker::removeSlice(std::string_view cluster, std::string_view name, SystemTime at) {
+  auto it = slice_index_.find(std::array<std::string_view, 2>{cluster, name});
   if (it == slice_index_.end()) return;
   auto pit = pools_.find(it->second);
   slice_index_.erase(it);
   if (pit == pools_.end()) return;
-  pit->second.slices.erase(key[1]);
+  if (auto held = pit->second.slices.find(name); held != pit->second.slices.end()) {
+    pit->second.slices.erase(held);
+  }
   if (pit->second.slices.empty()) {
     countPool(pit->second, -1);
     pools_.erase(pit);
@@ -127,30 +145,30 @@ void PoolTracker::evaluate(Pool& pool, SystemTime at, bool created) {
   int64_t seen = 0;
   int64_t stale = 0;
   int64_t expected = 0;
-  std::set<int64_t> announced;
+  bool mismatch = false;  // the current generation's slices announce different counts
   for (const auto& [name, held] : pool.slices) {
     const model::ResourceSlice& slice = *held;
     if (slice.poolGeneration == generation) {
+      if (seen > 0 && slice.resourceSliceCount != expected) mismatch = true;
       ++seen;
-      announced.insert(slice.resourceSliceCount);
       expected = std::max(expected, slice.resourceSliceCount);
     } else {
       ++stale;
     }
   }
-  const bool mismatch = announced.size() > 1;
   const bool incomplete = mismatch || seen != expected;
   bool duplicate = false;
   if (!incomplete) {
     // Like the allocator, only complete pools are validated; counter-set slices carry no devices.
-    std::set<std::string_view> names;
+    // (Sorted views, not a set: a set's node a device cost more than the rest of the event.)
+    std::vector<std::string_view> names;
     for (const auto& [name, held] : pool.slices) {
       const model::ResourceSlice& slice = *held;
       if (slice.poolGeneration != generation) continue;
-      for (const auto& device : slice.devices) {
-        if (!names.insert(device.name).second) duplicate = true;
-      }
+      for (const auto& device : slice.devices) names.emplace_back(device.name);
     }
+    std::sort(names.begin(), names.end());
+    duplicate = std::adjacent_find(names.begin(), names.end()) != names.end();
   }
   PoolState state = PoolState::Complete;
   if (incomplete || duplicate) {

@@ -222,7 +222,7 @@ class PoolTracker {
   using SliceKey = std::array<std::string, 2>;  // cluster, slice name
 
   void evaluate(Pool& pool, SystemTime at, bool created);
-  void removeSlice(const SliceKey& key, SystemTime at);
+  void removeSlice(std::string_view cluster, std::string_view name, SystemTime at);
   /// Counts `pool` in (+1) or out of (-1) its driver's figures, by its state and problem now.
   void countPool(const Pool& pool, int64_t sign);
   template <typename Fn>
