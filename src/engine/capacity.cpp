@@ -425,7 +425,7 @@ void MilestoneEngine::State::updateRates(LogicalWorkload& lw) {
   const LocalWorkload* h = home(lw);
   const std::string exec = executionCluster(lw, cy);
   lw.rateCluster = exec.empty() ? std::string(lw.cluster()) : exec;
-  lw.rateQueue = ref(lw, &cy).clusterQueue;
+  lw.rateQueue = clusterQueueFor(lw, cy);
   const bool ended = cycleEnd(lw, cy, true).has_value();
   auto rateOf = [&](std::string_view cls) -> std::array<int64_t, 3>& {
     auto it = std::lower_bound(lw.rates.begin(), lw.rates.end(), cls,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/container/small_vector.hpp>
+#include <optional>
 #include <utility>
 
 #include "detail/state.hpp"
@@ -142,6 +143,13 @@ WorkloadRef MilestoneEngine::State::ref(const LogicalWorkload& lw, const Cycle* 
     r.clusterQueue = cy->clusterQueue;
   }
   return r;
+}
+
+std::string MilestoneEngine::State::clusterQueueFor(const LogicalWorkload& lw,
+                                                    const Cycle& cy) const {
+  if (!cy.clusterQueue.empty()) return cy.clusterQueue.str();
+  const LocalWorkload* h = home(lw);
+  return h != nullptr ? clusterQueueOf(lw, *h) : std::string();
 }
 
 int64_t MilestoneEngine::State::expectedPods(const model::Workload& w) const {
@@ -563,13 +571,15 @@ void MilestoneEngine::State::podMilestones(LogicalWorkload& lw, Cycle& cy) {
 // --- emission ---------------------------------------------------------------------------------
 
 void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
+  std::optional<WorkloadRef> workload;  // the same for every milestone emitted now
   for (size_t i = 0; i < kMilestoneCount; ++i) {
     const auto k = static_cast<Milestone>(i);
     if (!cy.has(k) || cy.emitted(k)) continue;
     const MilestoneValue& slot = *cy.get(k);
     cy.markEmitted(k);
     MilestoneRecord r;
-    r.workload = ref(lw, &cy);
+    if (!workload) workload = ref(lw, &cy);
+    r.workload = *workload;
     r.cycleId = cy.id;
     r.cycle = cy.ordinal;
     r.milestone = k;
@@ -600,7 +610,7 @@ void MilestoneEngine::State::emitMilestones(LogicalWorkload& lw, Cycle& cy) {
 
 void MilestoneEngine::State::emitStages(LogicalWorkload& lw, Cycle& cy) {
   const std::string exec = executionCluster(lw, cy);
-  const std::string cq = ref(lw, &cy).clusterQueue;
+  const std::string cq = clusterQueueFor(lw, cy);
   for (const auto& def : kStages) {
     auto& done = cy.stageEmitted[static_cast<size_t>(def.stage)];
     if (done) continue;

@@ -296,7 +296,7 @@ void MilestoneEngine::State::closeIncident(Incident& in, SystemTime closeAt, boo
         observe(HistogramKind::Stage,
                 joinKey({"obs/stage/reconnect_to_dispatched", r.id, lw.uid()}),
                 secondsBetween(R, *dispatched), *dispatched, std::max(d->observedAt, now), cl,
-                ref(lw, &cy).clusterQueue, std::string(stageName(Stage::ReconnectToDispatched)));
+                clusterQueueFor(lw, cy), std::string(stageName(Stage::ReconnectToDispatched)));
       }
     }
     if (touched) {

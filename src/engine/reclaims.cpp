@@ -111,7 +111,7 @@ void MilestoneEngine::State::countInterrupted(LogicalWorkload& lw, Cycle& cy) {
                                  : cy.get(Milestone::Evicted)->reason;
   const std::string exec = executionCluster(lw, cy);
   const std::string cl = exec.empty() ? std::string(lw.cluster()) : exec;
-  interruptedSeconds[{cl, ref(lw, &cy).clusterQueue, reason}] += secs;
+  interruptedSeconds[{cl, clusterQueueFor(lw, cy), reason}] += secs;
 }
 
 void MilestoneEngine::State::scanPreemption(LocalWorkload& l) {

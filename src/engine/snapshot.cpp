@@ -60,11 +60,7 @@ void MilestoneEngine::State::refreshWorkloadParts() const {
       const Cycle& cy = lw.cycles.back();
       const std::string exec = executionCluster(lw, cy);
       const std::string& cl = exec.empty() ? std::string(lw.cluster()) : exec;
-      // What ref(lw, &cy).clusterQueue says.
-      const LocalWorkload* h = cy.clusterQueue.empty() ? home(lw) : nullptr;
-      const std::string cq = !cy.clusterQueue.empty() ? cy.clusterQueue.str()
-                             : h != nullptr           ? clusterQueueOf(lw, *h)
-                                                      : std::string();
+      const std::string cq = clusterQueueFor(lw, cy);
       if (cy.clusterQueue.empty()) partsByLocalQueue.insert(key);
       WorkloadState st = WorkloadState::Queued;
       if (cy.has(Milestone::FirstWork)) st = WorkloadState::Productive;

@@ -860,6 +860,8 @@ struct MilestoneEngine::State {
                                           bool includeDeleted) const;
   std::string executionCluster(const LogicalWorkload& lw, const Cycle& cy) const;
   WorkloadRef ref(const LogicalWorkload& lw, const Cycle* cy) const;
+  /// ref(lw, &cy).clusterQueue, without the rest of the reference.
+  std::string clusterQueueFor(const LogicalWorkload& lw, const Cycle& cy) const;
   int64_t expectedPods(const model::Workload& w) const;
   std::optional<SystemTime> cycleEnd(const LogicalWorkload& lw, const Cycle& cy, bool last) const;
   void observe(HistogramKind kind, std::string key, double seconds, SystemTime eventTime,
