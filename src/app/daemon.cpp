@@ -330,6 +330,7 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
 
   /// One engine step: advance, write what it produced, export what the store accepted as new.
   void step(StepTrigger trigger) {
+    const auto began = std::chrono::steady_clock::now();
     const bool tick = trigger == StepTrigger::Tick;
     cancelPendingFlush();
     inStep = true;
@@ -365,6 +366,10 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
       pruneIfDue(now);
       releaseMemoryIfDue();
     }
+    // Before the scrape that may be answered now renders: it shows its own step.
+    self.engineStepSeconds(
+        kStepTriggers[static_cast<size_t>(trigger)],
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     answerWaitingScrape();  // a step without records is committed at once
   }
 

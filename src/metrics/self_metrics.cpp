@@ -73,6 +73,7 @@ struct SelfMetrics::State {
   Series<prometheus::Counter> usefulWorkQueries;
   Series<prometheus::Counter> metricsRenderings;
   Series<prometheus::Counter> engineSteps;
+  Series<prometheus::Histogram> engineStepSeconds;
 
   // Every family whose first label is `cluster`, for removeCluster.
   template <typename F>
@@ -157,6 +158,13 @@ SelfMetrics::SelfMetrics(prometheus::Registry& registry, std::vector<double> lag
                         .Register(registry),
                    {"trigger"},
                    {}};
+  s.engineStepSeconds = {&prometheus::BuildHistogram()
+                              .Name("firstwork_engine_step_seconds")
+                              .Help("Time the event loop spent in an engine step (advance, the "
+                                    "store commit handed over, export), by what ran it.")
+                              .Register(registry),
+                         {"trigger"},
+                         {}};
   auto& build = prometheus::BuildGauge()
                     .Name("firstwork_build_info")
                     .Help("Version and git revision of the running firstworkd; always 1.")
@@ -234,6 +242,16 @@ void SelfMetrics::metricsRendering(std::string_view freshness, uint64_t count) {
 void SelfMetrics::engineStep(std::string_view trigger, uint64_t count) {
   std::lock_guard lock(state_->mu);
   state_->engineSteps.get({trigger}).Increment(static_cast<double>(count));
+  if (count == 0) state_->engineStepSeconds.get({trigger}, stepBuckets());
+}
+
+std::vector<double> SelfMetrics::stepBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
+void SelfMetrics::engineStepSeconds(std::string_view trigger, double seconds) {
+  std::lock_guard lock(state_->mu);
+  state_->engineStepSeconds.get({trigger}, stepBuckets()).Observe(std::max(0.0, seconds));
 }
 
 void SelfMetrics::removeCluster(std::string_view cluster) {

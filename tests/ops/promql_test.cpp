@@ -57,6 +57,8 @@ TEST_CASE("the metric families are read from firstworkd's sources", "[ops][promq
   CHECK(families["firstwork_store_errors_total"].labels == std::set<std::string>{"operation"});
   CHECK(families["firstwork_metrics_renderings_total"].labels == std::set<std::string>{"freshness"});
   CHECK(families["firstwork_engine_steps_total"].labels == std::set<std::string>{"trigger"});
+  CHECK(families["firstwork_engine_step_seconds"].type == MetricType::Histogram);
+  CHECK(families["firstwork_engine_step_seconds"].labels == std::set<std::string>{"trigger"});
   CHECK(families["firstwork_build_info"].labels == std::set<std::string>{"version", "revision"});
 }
 
@@ -188,7 +190,7 @@ TEST_CASE("every expression uses only registered metric families and their label
         "firstwork_store_errors_total", "firstwork_tracked_objects",
         "firstwork_duplicate_executions_total", "firstwork_reservations_without_capacity_total",
         "firstwork_metrics_renderings_total", "firstwork_engine_steps_total",
-        "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"}) {
+        "firstwork_engine_step_seconds_bucket", "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"}) {
     INFO(name);
     CHECK(used.count(name));
   }

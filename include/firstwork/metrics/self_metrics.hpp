@@ -32,6 +32,7 @@ namespace firstwork::metrics {
 ///   useful_work_queries_total{result}             counter   PromQL probe requests by outcome
 ///   metrics_renderings_total{freshness}           counter   renderings of /metrics for scrapes
 ///   engine_steps_total{trigger}                   counter   engine steps by what ran them
+///   engine_step_seconds{trigger}                  histogram the event loop's time in a step
 class SelfMetrics {
  public:
   /// Registers the families in `registry`, which must outlive this object. `lagBuckets` are the
@@ -68,8 +69,13 @@ class SelfMetrics {
   /// count 0 creates the series at 0.
   void metricsRendering(std::string_view freshness, uint64_t count = 1);
   /// An engine step the daemon ran: `trigger` is events (the pacer's flush), tick, scrape (a
-  /// scrape found events waiting for their step) or stop. count 0 creates the series at 0.
+  /// scrape found events waiting for their step) or stop. count 0 creates the series at 0 (the
+  /// step-duration histogram's too).
   void engineStep(std::string_view trigger, uint64_t count = 1);
+  /// How long the event loop spent in a step of `trigger` (engine_step_seconds).
+  void engineStepSeconds(std::string_view trigger, double seconds);
+  /// engine_step_seconds' bucket bounds: 1 ms to 10 s.
+  static std::vector<double> stepBuckets();
 
   /// Removes every series labelled with `cluster` (the cluster left the config or this shard).
   void removeCluster(std::string_view cluster);

@@ -812,6 +812,12 @@ TEST_CASE(
   // Nor did this scrape step: nothing waited.
   CHECK(sampleSum(body, "firstwork_engine_steps_total", kByScrape) == scrapeSteps + 1);
   CHECK(sampleSum(body, "firstwork_engine_steps_total", kByTick) == 0);
+  // Every step is timed, under its trigger (firstwork_engine_step_seconds).
+  for (const auto* trigger : {&kByEvents, &kByScrape, &kByTick}) {
+    CHECK(sampleSum(body, "firstwork_engine_step_seconds_count", *trigger) ==
+          sampleSum(body, "firstwork_engine_steps_total", *trigger));
+  }
+  CHECK(sampleSum(body, "firstwork_engine_step_seconds_sum", kByScrape) > 0);
   CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 2);
   // An event after that scrape's step, with nobody scraping, is stepped by the pacer's flush: its
   // milestones land in the store.

@@ -86,6 +86,30 @@ TEST_CASE("observation lag uses the given buckets and clamps negative lags", "[m
   CHECK(has(lines, R"(firstwork_observation_lag_seconds_sum{cluster="w1",resource="pods"} 25.5)"));
 }
 
+TEST_CASE("engine step durations: series from the start, 1 ms to 10 s buckets, by trigger",
+          "[metrics][self]") {
+  prometheus::Registry registry;
+  SelfMetrics m(registry, {1}, "v", "r");
+  m.engineStep("stop", 0);  // the histogram's series exists before the first stop
+  m.engineStep("tick");
+  m.engineStepSeconds("tick", 0.0004);
+  m.engineStepSeconds("tick", 0.03);
+  m.engineStepSeconds("tick", 12);
+  m.engineStepSeconds("scrape", -1);  // a clock that stepped back: counted as 0
+  auto lines = samples(registry);
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_count{trigger="stop"} 0)"));
+  // le=0.001: 0.0004 → 1; le=0.05: + 0.03 → 2; le=10: 2; +Inf: + 12 → 3; sum 12.0304
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_bucket{trigger="tick",le="0.001"} 1)"));
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_bucket{trigger="tick",le="0.025"} 1)"));
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_bucket{trigger="tick",le="0.05"} 2)"));
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_bucket{trigger="tick",le="10"} 2)"));
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_bucket{trigger="tick",le="+Inf"} 3)"));
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_count{trigger="tick"} 3)"));
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_sum{trigger="tick"} 12.0304)"));
+  CHECK(has(lines, R"(firstwork_engine_step_seconds_bucket{trigger="scrape",le="0.001"} 1)"));
+  CHECK(SelfMetrics::stepBuckets().size() == 13);
+}
+
 TEST_CASE("removing a cluster removes exactly its series", "[metrics][self]") {
   prometheus::Registry registry;
   SelfMetrics m(registry, SelfMetrics::defaultLagBuckets(), "v", "r");
