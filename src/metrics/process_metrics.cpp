@@ -154,15 +154,19 @@ Result<double> parseBootTime(std::string_view procStat) {
 
 ProcessMetrics::ProcessMetrics()
     : clockTicks_(static_cast<double>(::sysconf(_SC_CLK_TCK))),
-      pageSize_(static_cast<double>(::sysconf(_SC_PAGESIZE))) {}
+      pageSize_(static_cast<double>(::sysconf(_SC_PAGESIZE))),
+      bootTime_([]() -> std::optional<double> {
+        // The boot time does not change: /proc/stat (a line a CPU, and the interrupt counts: tens
+        // of KB on a large node) is read once, not at every rendering.
+        auto text = readProcFile("/proc/stat");
+        if (!text) return std::nullopt;
+        auto b = parseBootTime(*text);
+        return b ? std::optional<double>(*b) : std::nullopt;
+      }()) {}
 
 std::vector<prometheus::MetricFamily> ProcessMetrics::Collect() const {
   std::vector<prometheus::MetricFamily> out;
-  // The boot time does not change, but it is cheap to read and keeps this object stateless.
-  std::optional<double> boot;
-  if (auto text = readProcFile("/proc/stat")) {
-    if (auto b = parseBootTime(*text)) boot = *b;
-  }
+  const std::optional<double>& boot = bootTime_;
   if (auto text = readProcFile("/proc/self/stat")) {
     if (auto s = parseProcessStat(*text, clockTicks_, pageSize_, boot.value_or(0))) {
       out.push_back(family(kCpu, s->cpuSeconds));

@@ -2,6 +2,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,7 +37,7 @@ Result<double> parseBootTime(std::string_view procStat);
 ///   process_max_fds                 gauge    the soft limit of open file descriptors
 /// prometheus-cpp has no such collector. Read from /proc/self at each Collect() (a scrape's
 /// rendering): a family that cannot be read is left out, and the others are still served.
-/// Thread-safe (keeps no state).
+/// Thread-safe (its state, the boot time, is read once at construction).
 class ProcessMetrics : public prometheus::Collectable {
  public:
   ProcessMetrics();
@@ -45,6 +46,7 @@ class ProcessMetrics : public prometheus::Collectable {
  private:
   double clockTicks_;
   double pageSize_;
+  std::optional<double> bootTime_;  // /proc/stat's btime, read once; none when unreadable
 };
 
 /// Several collectables rendered as one (the registry, then the process metrics). The parts must
