@@ -841,8 +841,10 @@ struct StreamSteps {
   double events = 0, ticks = 0, seconds = 0;
   int last = -1;
 };
+/// Seeds `batch` Workloads every `every` for `length` and counts the steps taken meanwhile.
 StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length,
-                            std::chrono::milliseconds every = std::chrono::milliseconds(10)) {
+                            std::chrono::milliseconds every = std::chrono::milliseconds(10),
+                            int batch = 1) {
   httplib::Client http(live.daemon->baseUrl());
   waitForWatchesUp(http);
   auto steps = [&](const std::vector<std::string>& trigger) {
@@ -852,9 +854,11 @@ StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length,
   const double events0 = steps(kByEvents), ticks0 = steps(kByTick);
   StreamSteps out;
   // Events are always waiting for the next step.
-  for (int i = 0; std::chrono::steady_clock::now() - t0 < length; ++i) {
-    seedWorkload(*live.server, i);
-    out.last = i;
+  for (int i = 0; std::chrono::steady_clock::now() - t0 < length;) {
+    for (int b = 0; b < batch; ++b, ++i) {
+      seedWorkload(*live.server, i);
+      out.last = i;
+    }
     std::this_thread::sleep_for(every);
   }
   out.events = steps(kByEvents) - events0;
@@ -907,8 +911,10 @@ TEST_CASE("By default the daemon steps once a second under a stream: the tick ta
 
 // Change 110: once many events wait (busyStepEvents; 20 here, 2,500 by default), the pacer
 // spaces steps by its busy interval (250 ms), not by the tick's second: a flood's steps, and a
-// scrape's step that waits for them, stay small. A Workload every 5 ms waits behind no more than
-// 20 others for long, so the pacer's flushes come about three times a second besides the tick.
+// scrape's step that waits for them, stay small. Workloads come 25 at a time every 50 ms, so at
+// least 20 wait soon after any step however slowly a loaded machine seeds them (one every 5 ms
+// depended on the seeding's speed: an ASan build on a busy CI machine failed the test once), and
+// the pacer's flushes come about three times a second besides the tick.
 TEST_CASE("Once many events wait the daemon steps every quarter of a second, not once a second",
           "[app][daemon]") {
   using namespace std::chrono_literals;
@@ -917,7 +923,7 @@ TEST_CASE("Once many events wait the daemon steps every quarter of a second, not
   const auto defaults = app::DaemonOptions{};
   REQUIRE(defaults.busyStepInterval == 250ms);
   LiveDaemon live(db, false, defaults.tickInterval, defaults.stepInterval, 20);
-  const auto r = streamWorkloads(live, 5s, 5ms);
+  const auto r = streamWorkloads(live, 5s, 50ms, 25);
   INFO("over " << r.seconds << " s: " << r.events << " flushes, " << r.ticks << " ticks, "
                << r.last + 1 << " Workloads");
   CHECK(r.events >= r.seconds);  // without the busy spacing: none
