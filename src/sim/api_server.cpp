@@ -1913,6 +1913,20 @@ std::vector<std::string> ApiServer::objects(const std::string& resource) const {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> ApiServer::identities(
+    const std::string& resource) const {
+  const size_t r = Impl::resourceIndex(resource);
+  std::lock_guard<std::mutex> lk(impl_->mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(impl_->objects_[r].size());
+  for (const auto& [key, obj] : impl_->objects_[r]) {
+    const auto& meta = obj->json.at("metadata");
+    out.emplace_back(meta.at("uid").get<std::string>(),
+                     meta.at("resourceVersion").get<std::string>());
+  }
+  return out;
+}
+
 size_t ApiServer::count(const std::string& resource) const {
   const size_t r = Impl::resourceIndex(resource);
   std::lock_guard<std::mutex> lk(impl_->mu_);

@@ -166,6 +166,10 @@ class ApiServer {
   /// Current objects of a resource (stored JSON) and their count.
   std::vector<std::string> objects(const std::string& resource) const;
   size_t count(const std::string& resource) const;
+  /// Each current object's uid and resourceVersion, without its JSON: what a test compares a
+  /// client's store with, cheap enough to ask in a loop at 2,000 objects (objects() and a parse
+  /// of each took a third of a second in a Debug build).
+  std::vector<std::pair<std::string, std::string>> identities(const std::string& resource) const;
   /// The latest resourceVersion issued.
   uint64_t currentResourceVersion() const;
 

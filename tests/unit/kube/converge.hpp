@@ -28,14 +28,11 @@ inline std::string podJson(const std::string& name, int generation) {
   return j.dump();
 }
 
-/// uid → resourceVersion of what the server holds.
+/// uid → resourceVersion of what the server holds (its identities: no object is parsed, so a
+/// loop may ask at every turn).
 inline UidRv serverSet(const sim::ApiServer& server, const std::string& resource) {
   UidRv out;
-  for (const auto& o : server.objects(resource)) {
-    auto j = nlohmann::json::parse(o);
-    out[j["metadata"]["uid"].get<std::string>()] =
-        j["metadata"]["resourceVersion"].get<std::string>();
-  }
+  for (auto& [uid, rv] : server.identities(resource)) out.emplace(std::move(uid), std::move(rv));
   return out;
 }
 

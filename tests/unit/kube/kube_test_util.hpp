@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -11,17 +12,23 @@
 namespace firstwork::testing {
 
 /// Runs the loop until `pred` holds or `timeout` passes (bounded polling, no fixed sleeps).
+/// The loop runs at least as long as the last look at `pred` took: a costly predicate cannot
+/// starve it (one that took a third of a second left the loop 2 ms of each, the client's stall
+/// timeout fired, and under ASan a watch never converged).
 template <typename Pred>
 bool runUntil(boost::asio::io_context& io, Pred pred,
               std::chrono::milliseconds timeout = std::chrono::milliseconds(10000)) {
   auto guard = boost::asio::make_work_guard(io);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto looked = std::chrono::steady_clock::now();
+    if (pred()) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline) return false;
     io.restart();
-    io.run_for(std::chrono::milliseconds(2));
+    io.run_for(
+        std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(2), now - looked));
   }
-  return true;
 }
 
 /// Runs whatever is ready now, without waiting.

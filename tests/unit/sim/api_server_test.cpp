@@ -395,6 +395,26 @@ TEST_CASE("Objects get uid, creationTimestamp and cluster-wide monotonic RVs", "
   CHECK(withStatus["metadata"]["generation"] == 3);
 }
 
+TEST_CASE("identities() gives each current object's uid and resourceVersion", "[sim]") {
+  ApiServer s;
+  const auto a = Json::parse(s.create("pods", pod("ns1", "a")));
+  const auto b = Json::parse(s.create("pods", pod("ns1", "b")));
+  s.create("workloads", workload("ns1", "w", "q"));  // another resource: not listed
+  auto changed = Json::parse(pod("ns1", "b"));
+  changed["metadata"]["labels"] = {{"x", "y"}};
+  const auto b2 = Json::parse(s.update("pods", changed.dump()));
+  s.create("pods", pod("ns2", "c"));
+  REQUIRE(s.remove("pods", "ns2", "c"));
+  using Ids = std::vector<std::pair<std::string, std::string>>;
+  // In key order (namespace/name), as LIST; b's resourceVersion is its update's (4), not 2.
+  const auto uid = [](const Json& o) { return o["metadata"]["uid"].get<std::string>(); };
+  CHECK(s.identities("pods") == Ids{{uid(a), "1"}, {uid(b), "4"}});
+  CHECK(b2["metadata"]["resourceVersion"] == "4");
+  CHECK(b2["metadata"]["uid"] == b["metadata"]["uid"]);
+  CHECK(s.identities("nodes").empty());
+  CHECK_THROWS(s.identities("configmaps"));
+}
+
 TEST_CASE("Prepared objects are written as their JSON is, once each", "[sim]") {
   ApiServer s;
   // Preparing parses and shapes but writes nothing.
