@@ -835,16 +835,16 @@ TEST_CASE(
   CHECK(sampleSum(body, "firstwork_workloads", kTrainCq) == 4);
 }
 
-/// What a stream of Workloads (one `every` 10 ms for `length`) made `live` step: the pacer's
-/// flushes and the ticks over `seconds`, and the last Workload's number.
+/// What a stream of Workloads made `live` step: the pacer's flushes and the ticks over `seconds`,
+/// and the last Workload's number.
 struct StreamSteps {
   double events = 0, ticks = 0, seconds = 0;
   int last = -1;
 };
-/// Seeds `batch` Workloads every `every` for `length` and counts the steps taken meanwhile.
+/// Seeds `batch` Workloads every `every` for `length`, numbered from `first`, and counts the steps
+/// taken meanwhile.
 StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length,
-                            std::chrono::milliseconds every = std::chrono::milliseconds(10),
-                            int batch = 1) {
+                            std::chrono::milliseconds every, int batch, int first) {
   httplib::Client http(live.daemon->baseUrl());
   waitForWatchesUp(http);
   auto steps = [&](const std::vector<std::string>& trigger) {
@@ -853,8 +853,9 @@ StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length,
   const auto t0 = std::chrono::steady_clock::now();
   const double events0 = steps(kByEvents), ticks0 = steps(kByTick);
   StreamSteps out;
+  out.last = first - 1;
   // Events are always waiting for the next step.
-  for (int i = 0; std::chrono::steady_clock::now() - t0 < length;) {
+  for (int i = first; std::chrono::steady_clock::now() - t0 < length;) {
     for (int b = 0; b < batch; ++b, ++i) {
       seedWorkload(*live.server, i);
       out.last = i;
@@ -865,6 +866,23 @@ StreamSteps streamWorkloads(LiveDaemon& live, std::chrono::milliseconds length,
   out.ticks = steps(kByTick) - ticks0;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+/// The pacing is judged by the steps of a window of wall time, and a loaded machine can starve the
+/// daemon's loop for a whole window (an ASan build beside a busy CI run took 3 ticks in 6.5 s): a
+/// window that misses `paced` is streamed again, up to three in all, each reported. A pacer that
+/// is wrong misses in every window (checked for each test by breaking the pacer).
+template <typename Paced>
+StreamSteps streamPaced(LiveDaemon& live, std::chrono::milliseconds length,
+                        std::chrono::milliseconds every, int batch, Paced&& paced) {
+  StreamSteps r;
+  for (int window = 1; window <= 3; ++window) {
+    r = streamWorkloads(live, length, every, batch, r.last + 1);
+    if (paced(r)) break;
+    WARN("window " << window << " over " << r.seconds << " s: " << r.events << " flushes, "
+                   << r.ticks << " ticks, Workloads up to " << r.last << ": missed");
+  }
+  return r;
 }
 
 // Under a stream the pacer spaces its flushes from the last step of any kind, and the tick steps
@@ -879,10 +897,12 @@ TEST_CASE("Under a stream the tick takes the place of a flush: at most one step 
   testing::TempDir dir("firstwork-daemon-test");
   const std::string db = (dir.path / "firstwork.db").string();
   LiveDaemon live(db, false, 1000ms, 500ms);
-  const auto r = streamWorkloads(live, 6s);
+  auto ticked = [](const StreamSteps& r) { return r.ticks >= r.seconds - 2; };
+  auto bounded = [](const StreamSteps& r) { return r.events + r.ticks <= 2 * r.seconds + 2; };
+  const auto r = streamPaced(live, 6s, 10ms, 1, [&](auto& r) { return ticked(r) && bounded(r); });
   INFO("over " << r.seconds << " s: " << r.events << " flushes, " << r.ticks << " ticks");
-  CHECK(r.ticks >= r.seconds - 2);  // the tick still runs once a second
-  CHECK(r.events + r.ticks <= 2 * r.seconds + 2);
+  CHECK(ticked(r));   // the tick still runs once a second
+  CHECK(bounded(r));  // at most a tick and a flush a second
 }
 
 // By default the pacer's interval is the tick's: under a stream the tick's step takes what waits,
@@ -897,11 +917,15 @@ TEST_CASE("By default the daemon steps once a second under a stream: the tick ta
   const auto defaults = app::DaemonOptions{};
   REQUIRE(defaults.tickInterval == 1000ms);
   LiveDaemon live(db, false, defaults.tickInterval, defaults.stepInterval, defaults.busyStepEvents);
-  const auto r = streamWorkloads(live, 5s);
+  auto ticked = [](const StreamSteps& r) { return r.ticks >= r.seconds - 2; };
+  // A tick that fell behind on a loaded machine lets one flush run, at most.
+  auto tickOnly = [](const StreamSteps& r) {
+    return r.events <= 1 && r.events + r.ticks <= r.seconds + 2;
+  };
+  const auto r = streamPaced(live, 5s, 10ms, 1, [&](auto& r) { return ticked(r) && tickOnly(r); });
   INFO("over " << r.seconds << " s: " << r.events << " flushes, " << r.ticks << " ticks");
-  CHECK(r.ticks >= r.seconds - 2);
-  CHECK(r.events <= 1);  // a tick that fell behind on a loaded machine, at most
-  CHECK(r.events + r.ticks <= r.seconds + 2);
+  CHECK(ticked(r));
+  CHECK(tickOnly(r));
   // The last Workload's three milestones (queued, reserved, admitted) reach the store with the
   // next step: no event is left waiting.
   const std::string last = "ms/gpu-a/wl-uid-" + std::to_string(r.last) + "/";
@@ -913,8 +937,8 @@ TEST_CASE("By default the daemon steps once a second under a stream: the tick ta
 // spaces steps by its busy interval (250 ms), not by the tick's second: a flood's steps, and a
 // scrape's step that waits for them, stay small. Workloads come 25 at a time every 50 ms, so at
 // least 20 wait soon after any step however slowly a loaded machine seeds them (one every 5 ms
-// depended on the seeding's speed: an ASan build on a busy CI machine failed the test once), and
-// the pacer's flushes come about three times a second besides the tick.
+// depended on the seeding's speed), and the pacer's flushes come about three times a second
+// besides the tick.
 TEST_CASE("Once many events wait the daemon steps every quarter of a second, not once a second",
           "[app][daemon]") {
   using namespace std::chrono_literals;
@@ -923,11 +947,14 @@ TEST_CASE("Once many events wait the daemon steps every quarter of a second, not
   const auto defaults = app::DaemonOptions{};
   REQUIRE(defaults.busyStepInterval == 250ms);
   LiveDaemon live(db, false, defaults.tickInterval, defaults.stepInterval, 20);
-  const auto r = streamWorkloads(live, 5s, 50ms, 25);
+  // Without the busy spacing: no flush at all.
+  auto busy = [](const StreamSteps& r) { return r.events >= r.seconds; };
+  auto bounded = [](const StreamSteps& r) { return r.events + r.ticks <= 4 * r.seconds + 2; };
+  const auto r = streamPaced(live, 5s, 50ms, 25, [&](auto& r) { return busy(r) && bounded(r); });
   INFO("over " << r.seconds << " s: " << r.events << " flushes, " << r.ticks << " ticks, "
                << r.last + 1 << " Workloads");
-  CHECK(r.events >= r.seconds);  // without the busy spacing: none
-  CHECK(r.events + r.ticks <= 4 * r.seconds + 2);
+  CHECK(busy(r));
+  CHECK(bounded(r));
 }
 
 // The store thread's connection tells the daemon of each failed checkpoint (the store test makes
