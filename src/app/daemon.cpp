@@ -70,6 +70,18 @@ constexpr std::string_view kStepTriggers[] = {"events", "tick", "scrape", "stop"
 static_assert(std::size(kStepTriggers) == static_cast<size_t>(StepTrigger::Stop) + 1,
               "a name for every step trigger");
 
+/// The engine's counts of what it skipped, by firstwork_engine_inputs_skipped_total's reason.
+struct SkipReason {
+  std::string_view name;
+  uint64_t engine::EngineStats::*total;
+};
+constexpr SkipReason kSkipReasons[] = {
+    {"rejected", &engine::EngineStats::rejectedInventoryObjects},
+    {"invalid_signal", &engine::EngineStats::invalidSignals},
+    {"ignored", &engine::EngineStats::ignoredObjects},
+    {"unknown_cluster", &engine::EngineStats::unknownCluster},
+};
+
 /// What each role watches (design §2).
 std::vector<model::Kind> watchedKinds(config::ClusterRole role) {
   using K = model::Kind;
@@ -422,6 +434,9 @@ struct Daemon::Impl : kube::KubeObserver, kube::EventSink {
     // demand), and it was half the inventory's cost here (bench/README.md, change 16).
     const auto inventory = engine.inventory().snapshot(/*withPools=*/false);
     engineMetrics.apply(snap, inventory, clock.monotonicNow());
+    for (const auto& r : kSkipReasons) self.engineInputsSkipped(r.name, snap.stats.*r.total);
+    for (const auto& p : snap.podsWithoutWorkload)
+      self.podsWithoutWorkload(p.cluster, static_cast<double>(p.count));
     warnUnclassified(inventory);
   }
 
@@ -1040,6 +1055,7 @@ Status Daemon::start() {
   for (auto f : {Freshness::Current, Freshness::Uncommitted, Freshness::Stale})
     d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f), 0);  // every series from the start
   for (auto t : kStepTriggers) d.self.engineStep(t, 0);
+  for (const auto& r : kSkipReasons) d.self.engineInputsSkipped(r.name, 0);
   d.snapshot.setRenderingCounter(
       [&d](Freshness f) { d.self.metricsRendering(http::MetricsSnapshot::freshnessName(f)); });
   d.httpServer->setReadinessCheck([&d] {

@@ -218,6 +218,8 @@ Snapshot MilestoneEngine::State::snapshot() const {
   for (const auto& [name, c] : clusters) {
     pods += c.pods.size();
     unresolved += c.unresolvedCount;
+    if (c.config.role != ClusterRole::Management)
+      s.podsWithoutWorkload.push_back({name, static_cast<int64_t>(c.unresolvedCount)});
   }
   const uint64_t templatesUnknown = devicesUnresolvedTotal;  // refreshWorkloadParts() above
   s.stats.trackedWorkloads = logical.size();

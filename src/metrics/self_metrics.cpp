@@ -74,6 +74,8 @@ struct SelfMetrics::State {
   Series<prometheus::Counter> metricsRenderings;
   Series<prometheus::Counter> engineSteps;
   Series<prometheus::Histogram> engineStepSeconds;
+  Series<prometheus::Counter> inputsSkipped;
+  Series<prometheus::Gauge> podsWithoutWorkload;
 
   // Every family whose first label is `cluster`, for removeCluster.
   template <typename F>
@@ -86,6 +88,7 @@ struct SelfMetrics::State {
     f(clockSkew);
     f(observationLag);
     f(insecureTls);
+    f(podsWithoutWorkload);
   }
 };
 
@@ -165,6 +168,20 @@ SelfMetrics::SelfMetrics(prometheus::Registry& registry, std::vector<double> lag
                               .Register(registry),
                          {"trigger"},
                          {}};
+  s.inputsSkipped = {&prometheus::BuildCounter()
+                          .Name("firstwork_engine_inputs_skipped_total")
+                          .Help("Objects and values the engine skipped or could not use, by "
+                                "reason.")
+                          .Register(registry),
+                     {"reason"},
+                     {}};
+  s.podsWithoutWorkload = {&prometheus::BuildGauge()
+                                .Name("firstwork_pods_without_workload")
+                                .Help("Pods tracked that no Workload claims: other controllers' "
+                                      "pods, and pods seen before their Workload.")
+                                .Register(registry),
+                           {"cluster"},
+                           {}};
   auto& build = prometheus::BuildGauge()
                     .Name("firstwork_build_info")
                     .Help("Version and git revision of the running firstworkd; always 1.")
@@ -252,6 +269,18 @@ std::vector<double> SelfMetrics::stepBuckets() {
 void SelfMetrics::engineStepSeconds(std::string_view trigger, double seconds) {
   std::lock_guard lock(state_->mu);
   state_->engineStepSeconds.get({trigger}, stepBuckets()).Observe(std::max(0.0, seconds));
+}
+
+void SelfMetrics::engineInputsSkipped(std::string_view reason, uint64_t total) {
+  std::lock_guard lock(state_->mu);
+  auto& counter = state_->inputsSkipped.get({reason});
+  const double increase = static_cast<double>(total) - counter.Value();
+  if (increase > 0) counter.Increment(increase);
+}
+
+void SelfMetrics::podsWithoutWorkload(std::string_view cluster, double count) {
+  std::lock_guard lock(state_->mu);
+  state_->podsWithoutWorkload.get({cluster}).Set(count);
 }
 
 void SelfMetrics::removeCluster(std::string_view cluster) {

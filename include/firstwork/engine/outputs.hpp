@@ -410,6 +410,10 @@ struct DuplicateGauge {
   std::string cluster;
   int64_t count = 0;
 };
+struct ClusterCount {  // firstwork_pods_without_workload
+  std::string cluster;
+  int64_t count = 0;
+};
 
 // Cumulative counters.
 struct StrandedSecondsTotal {  // firstwork_stranded_gpu_seconds_total
@@ -475,6 +479,11 @@ struct Snapshot {
   std::vector<GpuGauge> gpus;
   std::vector<ConnectionGauge> connections;
   std::vector<DuplicateGauge> duplicatesNow;  // every worker/standalone cluster, zeros included
+  /// Pods tracked on each worker/standalone cluster (zeros included) that no Workload claims:
+  /// pods of other controllers (DaemonSets, Deployments), and pods seen before their Workload.
+  /// Each is held whole until a Workload resolves it or it is deleted (EngineStats::unresolvedPods
+  /// is their sum).
+  std::vector<ClusterCount> podsWithoutWorkload;
   std::vector<StrandedSecondsTotal> strandedSeconds;
   std::vector<GpuSecondsTotal> gpuSeconds;
   std::vector<InterruptedSecondsTotal> interruptedSeconds;

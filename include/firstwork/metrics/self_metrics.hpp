@@ -77,6 +77,16 @@ class SelfMetrics {
   /// engine_step_seconds' bucket bounds: 1 ms to 10 s.
   static std::vector<double> stepBuckets();
 
+  /// What the engine skipped or could not use, as its running total since the start (the
+  /// engine counts; the counter follows the total, never down). `reason`: rejected (objects the
+  /// capacity inventory refused as malformed), invalid_signal (unparsable firstwork.dev/*
+  /// annotation values, once per pod and value), ignored (objects with nothing to track: no uid,
+  /// a MultiKueueCluster of no configured worker, the deletion of an object never seen),
+  /// unknown_cluster. total 0 creates the series at 0.
+  void engineInputsSkipped(std::string_view reason, uint64_t total);
+  /// Pods tracked on `cluster` that no Workload claims (engine::Snapshot::podsWithoutWorkload).
+  void podsWithoutWorkload(std::string_view cluster, double count);
+
   /// Removes every series labelled with `cluster` (the cluster left the config or this shard).
   void removeCluster(std::string_view cluster);
 

@@ -587,6 +587,42 @@ TEST_CASE("A scrape shows the engine's figures for every event the daemon has ta
   CHECK(sampleSum(body, "firstwork_metrics_renderings_total", kStale) == 0);
 }
 
+// The engine's data quality on /metrics: every skip reason from the start at 0, and what the
+// engine could not use or attribute as it happens (a pod of no Workload's, and one whose
+// first-work annotation is not a time).
+TEST_CASE("The daemon exports what the engine skipped and the pods no Workload claims",
+          "[app][daemon]") {
+  using namespace std::chrono_literals;
+  testing::TempDir dir("firstwork-daemon-test");
+  LiveDaemon live((dir.path / "firstwork.db").string(), false, std::chrono::hours(1));
+  httplib::Client http(live.daemon->baseUrl());
+  const std::vector<std::string> gpuA{R"(cluster="gpu-a")"};
+  std::string body = scrapeMetrics(http);
+  for (const char* reason : {"rejected", "invalid_signal", "ignored", "unknown_cluster"}) {
+    INFO(reason);
+    CHECK(body.find("firstwork_engine_inputs_skipped_total{reason=\"" + std::string(reason) +
+                    "\"} 0\n") != std::string::npos);
+  }
+  CHECK(body.find("firstwork_pods_without_workload{cluster=\"gpu-a\"} 0\n") != std::string::npos);
+  auto seedPod = [&](const std::string& name, const std::string& annotations) {
+    live.server->create("pods", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                                    R"(","namespace":"monitoring","annotations":{)" + annotations +
+                                    R"(},"creationTimestamp":")" + ago(300s) + R"("},
+      "spec":{"nodeName":"gpu-node-0","containers":[{"name":"exporter"}]},"status":{"phase":"Running"}})");
+  };
+  seedPod("dcgm-exporter-a", "");
+  seedPod("dcgm-exporter-b", R"("firstwork.dev/first-work-at":"soon")");
+  REQUIRE(testing::eventually(
+      [&] {
+        body = scrapeMetrics(http);
+        return sampleSum(body, "firstwork_pods_without_workload", gpuA) == 2;
+      },
+      30s));
+  CHECK(sampleSum(body, "firstwork_engine_inputs_skipped_total", {R"(reason="invalid_signal")"}) ==
+        1);
+  CHECK(sampleSum(body, "firstwork_engine_inputs_skipped_total", {R"(reason="rejected")"}) == 0);
+}
+
 // The transports hold a trickling stream's reads back to batch them (read coalescing; here for a
 // minute, where the daemon's default is 50 ms). A scrape reads what waits on such streams before
 // its step: it counts every event that had arrived when it asked, and the engine's figures of

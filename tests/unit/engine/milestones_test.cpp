@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "builders.hpp"
 
@@ -223,6 +224,37 @@ TEST_CASE("A delete whose final state is unknown deletes the Workload or pod as 
   CHECK(h.e.snapshot().stats.trackedPods == 1);
   h.step(at(5601s));
   CHECK(h.e.snapshot().stats.trackedPods == 0);
+}
+
+// firstwork_pods_without_workload: per worker (zeros included; a management cluster watches no
+// pods), the pods no Workload claims, as EngineStats::unresolvedPods sums them.
+TEST_CASE("The snapshot counts each worker's pods that no Workload claims", "[engine]") {
+  Harness h(multiKueueConfigFor({"w1", "w2"}));
+  auto counts = [&] {
+    std::map<std::string, int64_t> out;
+    for (const auto& c : h.e.snapshot().podsWithoutWorkload) out[c.cluster] = c.count;
+    return out;
+  };
+  using Counts = std::map<std::string, int64_t>;
+  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
+  // A DaemonSet's pod (no Workload will claim it) and a Job's pod before its Workload, on w1.
+  h.put("w1", PodBuilder("kube-system", "dcgm-exporter-x", "pod-ds", at(1s)).running(at(2s)).obj(),
+        at(3s));
+  h.put("w1", PodBuilder("ns", "job-a-0", "pod-a0", at(1s)).ownedByJob("job-a", "job-uid-a").obj(),
+        at(3s));
+  h.step(at(4s));
+  CHECK(counts() == Counts{{"w1", 2}, {"w2", 0}});
+  CHECK(h.e.snapshot().stats.unresolvedPods == 2);
+  // The Job's Workload comes: its pod is claimed; the DaemonSet's stays.
+  WorkloadBuilder wb("ns", "job-job-a", "wl-a", at(0s));
+  wb.ownedByJob("job-a", "job-uid-a").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("w1", wb.obj(), at(5s));
+  h.step(at(5s));
+  CHECK(counts() == Counts{{"w1", 1}, {"w2", 0}});
+  // Deleted and collected (deletedRetention): no longer tracked, no longer counted.
+  h.remove("w1", PodBuilder("kube-system", "dcgm-exporter-x", "pod-ds", at(1s)).obj(), at(6s));
+  h.step(at(6s) + engine::EngineConfig{}.deletedRetention + 1s);
+  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
 }
 
 TEST_CASE("A decoded pod is let go once its event is taken, or once a Workload resolves it",

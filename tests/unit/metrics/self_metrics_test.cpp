@@ -110,6 +110,23 @@ TEST_CASE("engine step durations: series from the start, 1 ms to 10 s buckets, b
   CHECK(SelfMetrics::stepBuckets().size() == 13);
 }
 
+TEST_CASE(
+    "the engine's skipped inputs follow its running totals; pods without a Workload by cluster",
+    "[metrics][self]") {
+  prometheus::Registry registry;
+  SelfMetrics m(registry, {1}, "v", "r");
+  m.engineInputsSkipped("rejected", 0);  // the series from the start
+  m.engineInputsSkipped("invalid_signal", 2);
+  m.engineInputsSkipped("invalid_signal", 5);  // a total: 5, not 7
+  m.engineInputsSkipped("invalid_signal", 4);  // never down (a counter)
+  m.podsWithoutWorkload("w1", 12);
+  m.podsWithoutWorkload("w1", 7);  // a gauge: the last count
+  auto lines = samples(registry);
+  CHECK(has(lines, R"(firstwork_engine_inputs_skipped_total{reason="rejected"} 0)"));
+  CHECK(has(lines, R"(firstwork_engine_inputs_skipped_total{reason="invalid_signal"} 5)"));
+  CHECK(has(lines, R"(firstwork_pods_without_workload{cluster="w1"} 7)"));
+}
+
 TEST_CASE("removing a cluster removes exactly its series", "[metrics][self]") {
   prometheus::Registry registry;
   SelfMetrics m(registry, SelfMetrics::defaultLagBuckets(), "v", "r");
@@ -122,6 +139,7 @@ TEST_CASE("removing a cluster removes exactly its series", "[metrics][self]") {
     m.clockSkew(c, 0);
     m.observationLag(c, "pods", 1);
     m.insecureTls(c, false);
+    m.podsWithoutWorkload(c, 3);
   }
   m.storeError("open");
   m.removeCluster("w1");
@@ -132,6 +150,7 @@ TEST_CASE("removing a cluster removes exactly its series", "[metrics][self]") {
   }
   CHECK(has(lines, R"(firstwork_watch_up{cluster="w2",resource="pods"} 1)"));
   CHECK(has(lines, R"(firstwork_cluster_insecure_tls{cluster="w2"} 0)"));
+  CHECK(has(lines, R"(firstwork_pods_without_workload{cluster="w2"} 3)"));
   CHECK(has(lines, R"(firstwork_store_errors_total{operation="open"} 1)"));
   // A removed cluster that comes back starts from zero.
   m.watchEvent("w1", "pods", "MODIFIED");
