@@ -928,7 +928,7 @@ StreamSteps streamPaced(LiveDaemon& live, std::chrono::milliseconds length,
 // schedule it comes just before that flush and takes its events: at most a tick and one flush a
 // second here (bench/README.md, change 109).
 TEST_CASE("Under a stream the tick takes the place of a flush: at most one step per pacer interval",
-          "[app][daemon]") {
+          "[app][daemon][pacing]") {
   using namespace std::chrono_literals;
   testing::TempDir dir("firstwork-daemon-test");
   const std::string db = (dir.path / "firstwork.db").string();
@@ -946,7 +946,7 @@ TEST_CASE("Under a stream the tick takes the place of a flush: at most one step 
 // pacer at 250 ms, 3 flushes a second besides the tick). Nothing is left behind: the last
 // Workload is in the store a step later (bench/README.md, change 110).
 TEST_CASE("By default the daemon steps once a second under a stream: the tick takes every event",
-          "[app][daemon]") {
+          "[app][daemon][pacing]") {
   using namespace std::chrono_literals;
   testing::TempDir dir("firstwork-daemon-test");
   const std::string db = (dir.path / "firstwork.db").string();
@@ -971,12 +971,12 @@ TEST_CASE("By default the daemon steps once a second under a stream: the tick ta
 
 // Change 110: once many events wait (busyStepEvents; 20 here, 2,500 by default), the pacer
 // spaces steps by its busy interval (250 ms), not by the tick's second: a flood's steps, and a
-// scrape's step that waits for them, stay small. Workloads come 25 at a time every 50 ms, so at
+// scrape's step that waits for them, stay small. Workloads come 25 at a time every 100 ms, so at
 // least 20 wait soon after any step however slowly a loaded machine seeds them (one every 5 ms
 // depended on the seeding's speed), and the pacer's flushes come about three times a second
 // besides the tick.
 TEST_CASE("Once many events wait the daemon steps every quarter of a second, not once a second",
-          "[app][daemon]") {
+          "[app][daemon][pacing]") {
   using namespace std::chrono_literals;
   testing::TempDir dir("firstwork-daemon-test");
   const std::string db = (dir.path / "firstwork.db").string();
@@ -986,7 +986,7 @@ TEST_CASE("Once many events wait the daemon steps every quarter of a second, not
   // Without the busy spacing: no flush at all.
   auto busy = [](const StreamSteps& r) { return r.events >= r.seconds; };
   auto bounded = [](const StreamSteps& r) { return r.events + r.ticks <= 4 * r.seconds + 2; };
-  const auto r = streamPaced(live, 5s, 50ms, 25, [&](auto& r) { return busy(r) && bounded(r); });
+  const auto r = streamPaced(live, 5s, 100ms, 25, [&](auto& r) { return busy(r) && bounded(r); });
   INFO("over " << r.seconds << " s: " << r.events << " flushes, " << r.ticks << " ticks, "
                << r.last + 1 << " Workloads");
   CHECK(busy(r));
