@@ -582,9 +582,42 @@ std::string firstLine(const std::string& path, std::string_view prefix) {
 int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--events N] [--smoke] [--dump] [--engine-only] [--plain-pods N] "
-               "[--all-attributes]\n",
+               "[--all-attributes] [--daemonset-pods N]\n",
                argv0);
   return 2;
+}
+
+/// CPU seconds an engine of its own takes to take `n` pods of one DaemonSet on a worker: pods no
+/// Workload claims, all under their owner's key among the waiting pods' keys.
+double takeDaemonSetPods(int64_t n, SystemTime t0) {
+  engine::EngineConfig config;
+  config.clusters.push_back({std::string(kWorker), engine::ClusterRole::Worker, ""});
+  engine::MilestoneEngine eng(config);
+  std::vector<std::shared_ptr<const model::Object>> pods;
+  pods.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    model::Pod p;
+    p.meta.namespace_ = "gpu-operator";
+    p.meta.name = fmt::format("nvidia-dcgm-exporter-{}", i);
+    p.meta.uid = fmt::format("00000000-0000-4000-9000-{:012x}", i);
+    p.meta.creationTimestamp = t0;
+    p.meta.ownerReferences.push_back(
+        {"DaemonSet", "nvidia-dcgm-exporter", "7a9e0c11-2222-4333-8444-555566667777"});
+    p.nodeName = fmt::format("gpu-node-{}", i);
+    p.phase = model::PodPhase::Running;
+    pods.push_back(std::make_shared<const model::Object>(std::move(p)));
+  }
+  const double c0 = cpuSeconds();
+  for (auto& p : pods) eng.onObject(kWorker, model::EventType::Added, std::move(p), t0);
+  (void)eng.advance(t0);
+  const double cpu = cpuSeconds() - c0;
+  if (eng.snapshot().stats.unresolvedPods != static_cast<uint64_t>(n)) {
+    std::fprintf(stderr, "error: %llu of %lld DaemonSet pods waiting\n",
+                 static_cast<unsigned long long>(eng.snapshot().stats.unresolvedPods),
+                 static_cast<long long>(n));
+    std::exit(1);
+  }
+  return cpu;
 }
 
 }  // namespace
@@ -599,6 +632,8 @@ int main(int argc, char** argv) {
   // Pods no Workload will own (a namespace's Deployments, notebooks), waiting in each of the
   // stream's six namespaces from the start: what each new Workload's retry of waiting pods costs.
   int64_t plainPods = 0;
+  // Pods of one DaemonSet, taken by an engine of their own: N, then 4 N (0: not measured).
+  int64_t daemonSetPods = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--dump") {
@@ -611,8 +646,13 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       plainPods = std::strtoll(argv[++i], &end, 10);
       if (end == nullptr || *end != '\0' || plainPods < 0) return usage(argv[0]);
+    } else if (a == "--daemonset-pods" && i + 1 < argc) {
+      char* end = nullptr;
+      daemonSetPods = std::strtoll(argv[++i], &end, 10);
+      if (end == nullptr || *end != '\0' || daemonSetPods < 0) return usage(argv[0]);
     } else if (a == "--smoke") {
       events = 2'000;
+      daemonSetPods = 250;
     } else if (a == "--events" && i + 1 < argc) {
       char* end = nullptr;
       events = std::strtoll(argv[++i], &end, 10);
@@ -794,6 +834,21 @@ int main(int argc, char** argv) {
   std::printf("engine milestones produced: %lld; reference fields extracted: %llu (checksum %llx)\n",
               static_cast<long long>(milestones), static_cast<unsigned long long>(sink.fields),
               static_cast<unsigned long long>(sink.h));
+  if (daemonSetPods > 0) {
+    // Linear scaling reads 1.00; a cost per pod that grows with the DaemonSet's size (each pod
+    // found among all the others under their owner's key) reads about 4.
+    const double small = takeDaemonSetPods(daemonSetPods, t0);
+    const double large = takeDaemonSetPods(4 * daemonSetPods, t0);
+    const double perPodSmall = small / static_cast<double>(daemonSetPods);
+    const double perPodLarge = large / static_cast<double>(4 * daemonSetPods);
+    std::printf("\npods of one DaemonSet (no Workload claims them), an engine of their own:\n");
+    std::printf("  %8lld pods: %10.0f pods/s (cpu)\n", static_cast<long long>(daemonSetPods),
+                1 / perPodSmall);
+    std::printf("  %8lld pods: %10.0f pods/s (cpu)\n", static_cast<long long>(4 * daemonSetPods),
+                1 / perPodLarge);
+    std::printf("  ratio of the cost per pod, 4x the pods / 1x: %.2f (linear: 1.00)\n",
+                perPodLarge / perPodSmall);
+  }
   // A benchmark of lines that do not decode measures nothing: fail loudly (this is also what the
   // smoke test guards — that the generated mix stays valid for the decoders).
   if (refErrors != 0 || decodeErrors != 0) {

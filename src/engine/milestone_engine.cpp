@@ -67,11 +67,10 @@ uint64_t resolvingKey(char kind, std::string_view a, std::string_view b = {}) {
   return h;
 }
 
-/// Every key a Workload could resolve `p` by (resolvePod's: the annotation's Workload name, the
-/// owners' uids and the pod's own, the Job owners' names).
+/// Every key a Workload could resolve a pod of metadata `m` by (resolvePod's: the annotation's
+/// Workload name, the owners' uids and the pod's own, the Job owners' names).
 template <typename F>
-void forResolvingKeys(const model::Pod& p, F&& f) {
-  const auto& m = p.meta;
+void forResolvingKeys(const model::ObjectMeta& m, F&& f) {
   if (const SmallString* name = model::findValue(m.annotations, kWorkloadAnnotation)) {
     f(resolvingKey('n', m.namespace_, *name));
   }
@@ -82,39 +81,22 @@ void forResolvingKeys(const model::Pod& p, F&& f) {
   f(resolvingKey('o', m.uid));
 }
 
-/// The entry of `pod` among `byKey`'s entries under `key`, or `byKey.end()`.
-std::unordered_multimap<uint64_t, PodEntry*>::iterator waitingEntry(
-    std::unordered_multimap<uint64_t, PodEntry*>& byKey, uint64_t key, const PodEntry* pod) {
-  auto [from, to] = byKey.equal_range(key);
-  auto it = std::find_if(from, to, [&](const auto& e) { return e.second == pod; });
-  return it == to ? byKey.end() : it;
-}
-
 }  // namespace
 
-void ClusterData::addUnresolved(PodEntry& pod, const model::Pod& p,
-                                std::shared_ptr<const model::Object> holder) {
+void ClusterData::addUnresolved(PodEntry& pod, std::shared_ptr<const model::ObjectMeta> meta) {
   dropUnresolved(pod);  // waiting already: its keys were those of the pod as last seen
-  forResolvingKeys(p, [&](uint64_t key) {
-    // Once under a key the pod has twice.
-    if (waitingEntry(unresolvedByKey, key, &pod) == unresolvedByKey.end()) {
-      unresolvedByKey.emplace(key, &pod);
-    }
-  });
+  // Once under a key the pod has twice (a set).
+  forResolvingKeys(*meta, [&](uint64_t key) { unresolvedByKey.emplace(key, &pod); });
   ++unresolvedCount;
-  pod.second.rareFields().unresolved = std::move(holder);
+  pod.second.rareFields().unresolved = std::move(meta);
 }
 
 void ClusterData::dropUnresolved(PodEntry& pod) {
   PodRecord& rec = pod.second;
   if (rec.rare == nullptr || rec.rare->unresolved == nullptr) return;
-  if (const auto* p = std::get_if<model::Pod>(rec.rare->unresolved.get())) {
-    forResolvingKeys(*p, [&](uint64_t key) {
-      if (auto it = waitingEntry(unresolvedByKey, key, &pod); it != unresolvedByKey.end()) {
-        unresolvedByKey.erase(it);
-      }
-    });
-  }
+  forResolvingKeys(*rec.rare->unresolved, [&](uint64_t key) {
+    unresolvedByKey.erase({key, &pod});
+  });
   --unresolvedCount;
   rec.rare->unresolved.reset();
   rec.dropRareIfEmpty();
@@ -346,9 +328,8 @@ void MilestoneEngine::State::onWorkload(ClusterData& c, model::EventType type,
 
 // --- Pods -------------------------------------------------------------------------------------
 
-LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const model::Pod& p,
+LocalWorkload* MilestoneEngine::State::resolvePod(const ClusterData& c, const model::ObjectMeta& m,
                                                   const LocalWorkload* joined) const {
-  const auto& m = p.meta;
   auto find = [&](const auto& idx, std::string_view k) -> LocalWorkload* {
     auto it = idx.find(k);
     return it == idx.end() ? nullptr : it->second;
@@ -410,10 +391,10 @@ void MilestoneEngine::State::markPodDirty(const PodRecord& rec) {
   lw->lastObservedAt = std::max(lw->lastObservedAt, rec.lastObservedAt);
 }
 
-void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod, const model::Pod& p,
-                                     const std::shared_ptr<const model::Object>& holder) {
+void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod, const model::ObjectMeta& m,
+                                     std::shared_ptr<const model::ObjectMeta> kept) {
   PodRecord& rec = pod.second;
-  LocalWorkload* w = resolvePod(c, p, rec.workload);
+  LocalWorkload* w = resolvePod(c, m, rec.workload);
   if (rec.workload != nullptr && rec.workload != w) {
     rec.workload->pods.erase(&pod);
     if (rec.workload->logical != nullptr) markDirty(rec.workload->logical->key);
@@ -422,9 +403,10 @@ void MilestoneEngine::State::joinPod(ClusterData& c, PodEntry& pod, const model:
   // next event); for one that was not waiting, dropUnresolved reads the record's rare fields only.
   rec.workload = w;
   if (w == nullptr) {
-    // Kept to be resolved when a Workload comes (the record keeps no labels, annotations or
-    // owner references).
-    c.addUnresolved(pod, p, holder);
+    // Kept to be resolved when a Workload comes (the record keeps no annotations or owner
+    // references): the metadata alone, copied once a pod event.
+    c.addUnresolved(
+        pod, kept != nullptr ? std::move(kept) : std::make_shared<const model::ObjectMeta>(m));
     return;
   }
   c.dropUnresolved(pod);
@@ -439,8 +421,9 @@ void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, const LocalWork
   if (c.unresolvedCount == 0) return;
   std::vector<PodEntry*> waiting;
   auto collect = [&](uint64_t key) {
-    auto [from, to] = c.unresolvedByKey.equal_range(key);
-    for (auto it = from; it != to; ++it) waiting.push_back(it->second);
+    for (auto it = c.unresolvedByKey.lower_bound({key, nullptr});
+         it != c.unresolvedByKey.end() && it->first == key; ++it)
+      waiting.push_back(it->second);
   };
   const model::NamespacedName name = workloadName(&l);
   collect(resolvingKey('n', name.ns, name.name));
@@ -450,9 +433,9 @@ void MilestoneEngine::State::retryUnresolvedPods(ClusterData& c, const LocalWork
   std::sort(waiting.begin(), waiting.end());
   waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
   for (PodEntry* pod : waiting) {
-    // The pod as last seen (a copy of the holder: joining lets the record's go).
-    std::shared_ptr<const model::Object> holder = pod->second.rare->unresolved;
-    joinPod(c, *pod, std::get<model::Pod>(*holder), holder);
+    // The pod as last seen (a copy of the pointer: joining lets the record's go).
+    std::shared_ptr<const model::ObjectMeta> meta = pod->second.rare->unresolved;
+    joinPod(c, *pod, *meta, meta);
   }
 }
 
@@ -477,9 +460,9 @@ void MilestoneEngine::State::attachExternal(ClusterData& c, PodRecord& rec, std:
 }
 
 void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const model::Pod& p,
-                                   SystemTime at, const std::shared_ptr<const model::Object>& holder) {
-  // The inventory keeps a record of its own, as the engine does: the decoded pod (in `holder`)
-  // goes when its event has been taken, unless no Workload resolves it yet.
+                                   SystemTime at) {
+  // The inventory keeps a record of its own, as the engine does: the decoded pod goes when its
+  // event has been taken (a pod no Workload resolves yet keeps a copy of its metadata).
   if (!inv.onPod(c.config.name, type, p)) {
     ++stats.rejectedInventoryObjects;
     return;
@@ -553,7 +536,7 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
       learnTemplate(p.meta.namespace_, pc.resourceClaimTemplateName, claim->requests);
     }
   }
-  joinPod(c, *it, p, holder);
+  joinPod(c, *it, p.meta);
 }
 
 void MilestoneEngine::State::deletePodUnknown(ClusterData& c, PodEntry& pod, std::string_view uid,
@@ -900,7 +883,7 @@ void MilestoneEngine::onObject(std::string_view cluster, model::EventType type,
                              std::is_same_v<T, model::MultiKueueConfig>) {
           s_->onQueueObject(*c, type, object);
         } else if constexpr (std::is_same_v<T, model::Pod>) {
-          s_->onPod(*c, type, o, observedAt, holder);
+          s_->onPod(*c, type, o, observedAt);
         } else if constexpr (std::is_same_v<T, model::ResourceClaim>) {
           s_->onClaim(*c, type, o, observedAt, holder);
         } else if constexpr (std::is_same_v<T, model::ResourceSlice>) {

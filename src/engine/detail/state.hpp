@@ -290,10 +290,12 @@ struct RarePodFields {
   SystemTime externalObservedAt{};
   std::string lastInvalidFirstWork;
   std::string lastInvalidCheckpoint;
-  /// The pod as last seen while no Workload of its cluster resolves it: resolving reads its
-  /// labels, annotations and owner references, which the record does not keep (retried when a
-  /// Workload comes: retryUnresolvedPods). Null once resolved.
-  std::shared_ptr<const model::Object> unresolved;
+  /// The pod's metadata as last seen while no Workload of its cluster resolves it: resolving
+  /// reads its annotations, owner references, namespace, uid and creation time, which the record
+  /// does not keep (retried when a Workload comes: retryUnresolvedPods). Only the metadata: the
+  /// decoded pod (600 B of a DaemonSet's, which no Workload ever claims) goes with its event.
+  /// Null once resolved.
+  std::shared_ptr<const model::ObjectMeta> unresolved;
   bool empty() const {
     return !external && lastInvalidFirstWork.empty() && lastInvalidCheckpoint.empty() &&
            unresolved == nullptr;
@@ -630,11 +632,19 @@ struct ClusterData {
   /// hundred, each retried at every new Workload of it, cost 10.9 % of the event loop at 500
   /// events/s: bench/README.md, change 107). A hash that two keys share only retries a pod that
   /// resolvePod then leaves waiting. The pod as last seen is its record's `rare->unresolved`.
-  std::unordered_multimap<uint64_t, PodEntry*> unresolvedByKey;
+  /// Ordered pairs, not a multimap of keys: the pods of one DaemonSet (one per node) share their
+  /// owner's key, and finding one pod among thousands under it made every add and drop linear
+  /// (5,000 such pods took 2.9 s to take in a Debug build, 50,000 took 151 s).
+  struct KeyAndPodLess {
+    bool operator()(const std::pair<uint64_t, PodEntry*>& a,
+                    const std::pair<uint64_t, PodEntry*>& b) const {
+      return a.first != b.first ? a.first < b.first : std::less<PodEntry*>{}(a.second, b.second);
+    }
+  };
+  std::set<std::pair<uint64_t, PodEntry*>, KeyAndPodLess> unresolvedByKey;
   size_t unresolvedCount = 0;
-  /// `pod` waits, as `p` (held by `holder`) shows it; its keys are replaced if it waited already.
-  void addUnresolved(PodEntry& pod, const model::Pod& p,
-                     std::shared_ptr<const model::Object> holder);
+  /// `pod` waits, as `meta` shows it; its keys are replaced if it waited already.
+  void addUnresolved(PodEntry& pod, std::shared_ptr<const model::ObjectMeta> meta);
   /// `pod` waits no more (resolved, or collected); nothing when it was not waiting.
   void dropUnresolved(PodEntry& pod);
   // ResourceClaims: the inventory's (Inventory::findClaim), not a map of the engine's own.
@@ -809,8 +819,7 @@ struct MilestoneEngine::State {
   // `holder` owns the object (`w`, `p`, `claim` point into it); the engine keeps it, not a copy.
   void onWorkload(ClusterData& c, model::EventType type, const model::Workload& w, SystemTime at,
                   const std::shared_ptr<const model::Object>& holder);
-  void onPod(ClusterData& c, model::EventType type, const model::Pod& p, SystemTime at,
-             const std::shared_ptr<const model::Object>& holder);
+  void onPod(ClusterData& c, model::EventType type, const model::Pod& p, SystemTime at);
   void onClaim(ClusterData& c, model::EventType type, const model::ResourceClaim& claim, SystemTime at,
                const std::shared_ptr<const model::Object>& holder);
   void onSlice(ClusterData& c, model::EventType type, const model::ResourceSlice& s, SystemTime at,
@@ -821,12 +830,13 @@ struct MilestoneEngine::State {
   void linkWorkload(ClusterData& c, std::string_view uid, LocalWorkload& lw);
   /// The Workload a pod belongs to, or null; `joined`: the one it is joined to now, which a
   /// deleted Workload's name still finds.
-  LocalWorkload* resolvePod(const ClusterData& c, const model::Pod& p,
+  LocalWorkload* resolvePod(const ClusterData& c, const model::ObjectMeta& m,
                             const LocalWorkload* joined) const;
-  /// `pod` is the pod's entry in `c.pods` (the Workload's pod set holds it); `p` its state as
-  /// last seen, in `holder` (kept while no Workload resolves the pod).
-  void joinPod(ClusterData& c, PodEntry& pod, const model::Pod& p,
-               const std::shared_ptr<const model::Object>& holder);
+  /// `pod` is the pod's entry in `c.pods` (the Workload's pod set holds it); `m` its metadata as
+  /// last seen, and `kept` the copy of it a waiting pod holds already (null: copied should the
+  /// pod wait).
+  void joinPod(ClusterData& c, PodEntry& pod, const model::ObjectMeta& m,
+               std::shared_ptr<const model::ObjectMeta> kept = nullptr);
   /// The pod is gone, its last state unknown (onDeletedUnknown): deleted as last seen.
   void deletePodUnknown(ClusterData& c, PodEntry& pod, std::string_view uid, SystemTime at);
   void retryUnresolvedPods(ClusterData& c, const LocalWorkload& l);

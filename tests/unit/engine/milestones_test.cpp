@@ -257,10 +257,12 @@ TEST_CASE("The snapshot counts each worker's pods that no Workload claims", "[en
   CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
 }
 
-TEST_CASE("A decoded pod is let go once its event is taken, or once a Workload resolves it",
+TEST_CASE("A decoded pod is let go once its event is taken, even while no Workload resolves it",
           "[engine]") {
-  // The engine keeps what it reads of a pod in its record (change 96): the decoded pod is held
-  // only while no Workload resolves it (resolving reads its annotations and owner references).
+  // The engine keeps what it reads of a pod in its record (change 96); a pod no Workload
+  // resolves yet keeps a copy of its metadata (resolving reads its annotations, owner references,
+  // namespace, uid and creation time), not the decoded pod: pods that no Workload ever claims
+  // (DaemonSets') held theirs for good.
   Harness h(standaloneConfig("c1"));
   auto pod = [](std::string name, std::string uid) {
     return std::make_shared<const model::Object>(
@@ -270,26 +272,26 @@ TEST_CASE("A decoded pod is let go once its event is taken, or once a Workload r
             .running(at(4s))
             .obj());
   };
-  // Before its Workload: held, to be resolved when the Workload comes.
+  // Before its Workload: let go, and waiting to be resolved when the Workload comes.
   auto early = pod("a-0", "pod-a0");
   std::weak_ptr<const model::Object> earlyHeld = early;
   h.e.onObject("c1", model::EventType::Added, std::move(early), at(5s));
-  CHECK_FALSE(earlyHeld.expired());
+  CHECK(earlyHeld.expired());
   h.step(at(6s));
   CHECK(h.e.snapshot().stats.unresolvedPods == 1);
   WorkloadBuilder wb("ns", "job-a", "wl-a", at(0s));
   wb.podSet(2, 1).reserved("cq", at(1s)).admitted(at(1s));
   h.put("c1", wb.obj(), at(7s));
   h.step(at(7s));
-  CHECK(h.e.snapshot().stats.unresolvedPods == 0);
-  CHECK(earlyHeld.expired());  // resolved: let go
+  CHECK(h.e.snapshot().stats.unresolvedPods == 0);  // resolved by its kept metadata
   // After it: let go at once.
   auto late = pod("a-1", "pod-a1");
   std::weak_ptr<const model::Object> lateHeld = late;
   h.e.onObject("c1", model::EventType::Added, std::move(late), at(8s));
   CHECK(lateHeld.expired());
   h.step(at(9s));
-  // What the records keep is what the milestones read: both pods scheduled and running.
+  // What the records keep is what the milestones read: both pods scheduled and running, the one
+  // that waited too.
   auto running = h.milestone("wl-a", Milestone::Running);
   REQUIRE(running);
   CHECK(running->eventTime == at(4s));
