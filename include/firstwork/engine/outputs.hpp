@@ -481,8 +481,8 @@ struct Snapshot {
   std::vector<DuplicateGauge> duplicatesNow;  // every worker/standalone cluster, zeros included
   /// Pods tracked on each worker/standalone cluster (zeros included) that no Workload claims:
   /// pods of other controllers (DaemonSets, Deployments), and pods seen before their Workload.
-  /// Each is held whole until a Workload resolves it or it is deleted (EngineStats::unresolvedPods
-  /// is their sum).
+  /// Each keeps a copy of its metadata until a Workload resolves it or gc collects it after its
+  /// deletion (EngineStats::unresolvedPods is their sum).
   std::vector<ClusterCount> podsWithoutWorkload;
   std::vector<StrandedSecondsTotal> strandedSeconds;
   std::vector<GpuSecondsTotal> gpuSeconds;
