@@ -119,7 +119,7 @@ double gpuHoursOf(const json& totals, const char* state) { return totals[state].
 
 TEST_CASE("firstworkd report on the daemon's store of the design drills: golden outputs and the "
           "source material's figures",
-          "[integration][report]") {
+          "[integration][report][serial]") {
   TempDir dir("firstwork-report");
   const std::string store = (dir.path / "firstwork.db").string();
   // The drill schedule from --start 09:00 at 240×: each drill starts after 3 s of real slack
