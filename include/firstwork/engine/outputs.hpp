@@ -406,11 +406,7 @@ struct ConnectionGauge {
   bool connected = false;
 };
 
-struct DuplicateGauge {
-  std::string cluster;
-  int64_t count = 0;
-};
-struct ClusterCount {  // firstwork_pods_without_workload
+struct ClusterCount {  // firstwork_duplicate_executions, firstwork_pods_without_workload
   std::string cluster;
   int64_t count = 0;
 };
@@ -478,7 +474,7 @@ struct Snapshot {
   std::vector<StuckCount> stuck;         // non-zero only
   std::vector<GpuGauge> gpus;
   std::vector<ConnectionGauge> connections;
-  std::vector<DuplicateGauge> duplicatesNow;  // every worker/standalone cluster, zeros included
+  std::vector<ClusterCount> duplicatesNow;  // every worker/standalone cluster, zeros included
   /// Pods tracked on each worker/standalone cluster (zeros included) that no Workload claims:
   /// pods of other controllers (DaemonSets, Deployments), and pods seen before their Workload.
   /// Each keeps a copy of its metadata until a Workload resolves it or gc collects it after its
