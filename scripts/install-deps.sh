@@ -7,7 +7,7 @@ pkgs=(g++ cmake ninja-build pkg-config git ca-certificates
       libspdlog-dev catch2 libyaml-cpp-dev libsqlite3-dev libssl-dev nlohmann-json3-dev libjemalloc-dev
       libxxhash-dev
       prometheus openssl python3 nghttp2-proxy
-      clang-14 libclang-rt-14-dev)   # the sanitizer + libFuzzer build of scripts/test.sh
+      clang-14 libclang-rt-14-dev lld)   # scripts/test.sh: the sanitizer + libFuzzer build; linking
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
