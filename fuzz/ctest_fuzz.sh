@@ -29,8 +29,8 @@ pid=$!
 while kill -0 "$pid" 2>/dev/null && ! grep -q 'INITED cov:' "$log"; do sleep 0.2; done
 if kill -0 "$pid" 2>/dev/null; then
   grep -m 1 'INITED cov:' "$log"
-  end=$((SECONDS + seconds))
-  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.2; done
+  end=$(($(date +%s%N) + seconds * 1000000000))
+  while kill -0 "$pid" 2>/dev/null && [ "$(date +%s%N)" -lt $end ]; do sleep 0.2; done
   kill -INT "$pid" 2>/dev/null
 fi
 wait "$pid"
