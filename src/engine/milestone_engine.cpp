@@ -88,6 +88,7 @@ void ClusterData::addUnresolved(PodEntry& pod, std::shared_ptr<const model::Obje
   // Once under a key the pod has twice (a set).
   forResolvingKeys(*meta, [&](uint64_t key) { unresolvedByKey.emplace(key, &pod); });
   ++unresolvedCount;
+  if (pod.second.deleted) ++unresolvedDeleted;
   pod.second.rareFields().unresolved = std::move(meta);
 }
 
@@ -98,8 +99,23 @@ void ClusterData::dropUnresolved(PodEntry& pod) {
     unresolvedByKey.erase({key, &pod});
   });
   --unresolvedCount;
+  if (rec.deleted) --unresolvedDeleted;
   rec.rare->unresolved.reset();
   rec.dropRareIfEmpty();
+}
+
+bool ClusterData::setPodDeleted(PodRecord& rec, bool deleted, SystemTime at) {
+  if (rec.deleted == deleted) return false;
+  if (rec.rare != nullptr && rec.rare->unresolved != nullptr) {
+    if (deleted) {
+      ++unresolvedDeleted;
+    } else {
+      --unresolvedDeleted;
+    }
+  }
+  rec.deleted = deleted;
+  if (deleted) rec.deletedAt = at;
+  return deleted;
 }
 
 namespace {
@@ -481,14 +497,8 @@ void MilestoneEngine::State::onPod(ClusterData& c, model::EventType type, const 
   }
   rec.setFacts(p, config.crashLoopRestarts);
   rec.lastObservedAt = std::max(rec.lastObservedAt, at);
-  if (type == model::EventType::Deleted) {
-    if (!rec.deleted) {
-      rec.deleted = true;
-      rec.deletedAt = at;
-      tombstones.push({rec.deletedAt, c.config.name, p.meta.uid, true});
-    }
-  } else {
-    rec.deleted = false;
+  if (c.setPodDeleted(rec, type == model::EventType::Deleted, at)) {
+    tombstones.push({rec.deletedAt, c.config.name, p.meta.uid, true});
   }
   indexUnder(c.podsByName, &*it);
 
@@ -544,9 +554,7 @@ void MilestoneEngine::State::deletePodUnknown(ClusterData& c, PodEntry& pod, std
   PodRecord& rec = pod.second;
   inv.erasePod(c.config.name, rec.ns, rec.name);
   rec.lastObservedAt = std::max(rec.lastObservedAt, at);
-  if (!rec.deleted) {
-    rec.deleted = true;
-    rec.deletedAt = at;
+  if (c.setPodDeleted(rec, true, at)) {
     tombstones.push({rec.deletedAt, c.config.name, SmallString(uid), true});
   }
   // Its Workload (if any) looks at its pods again; an unresolved pod stays so until gc.

@@ -219,7 +219,8 @@ Snapshot MilestoneEngine::State::snapshot() const {
     pods += c.pods.size();
     unresolved += c.unresolvedCount;
     if (c.config.role != ClusterRole::Management)
-      s.podsWithoutWorkload.push_back({name, static_cast<int64_t>(c.unresolvedCount)});
+      s.podsWithoutWorkload.push_back(
+          {name, static_cast<int64_t>(c.unresolvedCount - c.unresolvedDeleted)});
   }
   const uint64_t templatesUnknown = devicesUnresolvedTotal;  // refreshWorkloadParts() above
   s.stats.trackedWorkloads = logical.size();

@@ -459,7 +459,7 @@ struct EngineStats {
   uint64_t rejectedInventoryObjects = 0;  // malformed Nodes/Pods/Claims/Slices the inventory refused
   uint64_t invalidSignals = 0;          // unparsable firstwork.dev/* annotation values (per pod and value)
   uint64_t unmatchedSignals = 0;        // external signals for a pod not seen yet (kept, retried)
-  uint64_t unresolvedPods = 0;          // pods whose workload is unknown (gauge)
+  uint64_t unresolvedPods = 0;          // pods whose workload is unknown, deleted ones too (gauge)
   uint64_t unresolvedClaimTemplates = 0;  // podset claims whose template's devices are unknown (gauge)
   uint64_t learnedClaimTemplates = 0;   // templates whose devices were learned from claims (gauge)
   uint64_t trackedWorkloads = 0;        // logical workloads in memory (gauge)
@@ -475,10 +475,11 @@ struct Snapshot {
   std::vector<GpuGauge> gpus;
   std::vector<ConnectionGauge> connections;
   std::vector<ClusterCount> duplicatesNow;  // every worker/standalone cluster, zeros included
-  /// Pods tracked on each worker/standalone cluster (zeros included) that no Workload claims:
-  /// pods of other controllers (DaemonSets, Deployments), and pods seen before their Workload.
-  /// Each keeps a copy of its metadata until a Workload resolves it or gc collects it after its
-  /// deletion (EngineStats::unresolvedPods is their sum).
+  /// Pods on each worker/standalone cluster (zeros included) that no Workload claims: pods of
+  /// other controllers (DaemonSets, Deployments), and pods seen before their Workload; not the
+  /// deleted ones. The engine keeps a copy of each one's metadata until a Workload resolves it
+  /// or gc collects it an hour after its deletion (EngineStats::unresolvedPods counts all it
+  /// keeps, the deleted ones too).
   std::vector<ClusterCount> podsWithoutWorkload;
   std::vector<StrandedSecondsTotal> strandedSeconds;
   std::vector<GpuSecondsTotal> gpuSeconds;

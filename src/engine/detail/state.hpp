@@ -643,10 +643,18 @@ struct ClusterData {
   };
   std::set<std::pair<uint64_t, PodEntry*>, KeyAndPodLess> unresolvedByKey;
   size_t unresolvedCount = 0;
+  /// Of those, the deleted ones: they still wait (a Workload seen after its pod's deletion, as
+  /// events of separate streams come in any order, still gets its milestones) until gc collects
+  /// them, but are no pods of the cluster's any more (Snapshot::podsWithoutWorkload leaves them
+  /// out: a DaemonSet's rollout counted its old pods for an hour).
+  size_t unresolvedDeleted = 0;
   /// `pod` waits, as `meta` shows it; its keys are replaced if it waited already.
   void addUnresolved(PodEntry& pod, std::shared_ptr<const model::ObjectMeta> meta);
   /// `pod` waits no more (resolved, or collected); nothing when it was not waiting.
   void dropUnresolved(PodEntry& pod);
+  /// Marks `rec` deleted (at `at`, when it was not) or not, keeping unresolvedDeleted; true
+  /// when it was not deleted and now is (its tombstone is then the caller's).
+  bool setPodDeleted(PodRecord& rec, bool deleted, SystemTime at);
   // ResourceClaims: the inventory's (Inventory::findClaim), not a map of the engine's own.
   // Management cluster objects.
   std::map<std::string, model::ClusterQueue> clusterQueues;

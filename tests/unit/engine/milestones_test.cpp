@@ -227,7 +227,8 @@ TEST_CASE("A delete whose final state is unknown deletes the Workload or pod as 
 }
 
 // firstwork_pods_without_workload: per worker (zeros included; a management cluster watches no
-// pods), the pods no Workload claims, as EngineStats::unresolvedPods sums them.
+// pods), the pods no Workload claims; a deleted one no longer counts, though the engine keeps it
+// (EngineStats::unresolvedPods) until gc in case its Workload comes after its deletion.
 TEST_CASE("The snapshot counts each worker's pods that no Workload claims", "[engine]") {
   Harness h(multiKueueConfigFor({"w1", "w2"}));
   auto counts = [&] {
@@ -251,10 +252,45 @@ TEST_CASE("The snapshot counts each worker's pods that no Workload claims", "[en
   h.put("w1", wb.obj(), at(5s));
   h.step(at(5s));
   CHECK(counts() == Counts{{"w1", 1}, {"w2", 0}});
-  // Deleted and collected (deletedRetention): no longer tracked, no longer counted.
-  h.remove("w1", PodBuilder("kube-system", "dcgm-exporter-x", "pod-ds", at(1s)).obj(), at(6s));
-  h.step(at(6s) + engine::EngineConfig{}.deletedRetention + 1s);
+  // Deleted: counted no more at once (a DaemonSet's rollout counted its old pods for an hour),
+  // kept until gc.
+  auto ds = [](const char* name, const char* uid) {
+    return PodBuilder("kube-system", name, uid, at(1s)).running(at(2s)).obj();
+  };
+  h.remove("w1", ds("dcgm-exporter-x", "pod-ds"), at(6s));
+  h.step(at(6s));
   CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
+  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  // Found gone by a relist (its last state unknown): the same.
+  h.put("w2", ds("dcgm-exporter-y", "pod-ds2"), at(7s));
+  h.step(at(7s));
+  CHECK(counts() == Counts{{"w1", 0}, {"w2", 1}});
+  h.e.onDeletedUnknown("w2", model::Kind::Pod, "pod-ds2", 0, at(8s));
+  h.step(at(8s));
+  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
+  CHECK(h.e.snapshot().stats.unresolvedPods == 2);
+  // A Job's pod deleted before its Workload came: the Workload still claims it, and it counts
+  // nowhere on the way.
+  auto podB = PodBuilder("ns", "job-b-0", "pod-b0", at(1s)).ownedByJob("job-b", "job-uid-b").obj();
+  h.put("w1", podB, at(9s));
+  h.remove("w1", podB, at(10s));
+  h.step(at(10s));
+  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
+  CHECK(h.e.snapshot().stats.unresolvedPods == 3);
+  WorkloadBuilder wbB("ns", "job-job-b", "wl-b", at(0s));
+  wbB.ownedByJob("job-b", "job-uid-b").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
+  h.put("w1", wbB.obj(), at(11s));
+  h.step(at(11s));
+  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
+  CHECK(h.e.snapshot().stats.unresolvedPods == 2);
+  // Seen again (an event after a deletion, as a stale relist can bring): counted again.
+  h.put("w1", ds("dcgm-exporter-x", "pod-ds"), at(12s));
+  h.step(at(12s));
+  CHECK(counts() == Counts{{"w1", 1}, {"w2", 0}});
+  // Collected (deletedRetention): the deleted one goes; the one seen again stays.
+  h.step(at(12s) + engine::EngineConfig{}.deletedRetention + 1s);
+  CHECK(counts() == Counts{{"w1", 1}, {"w2", 0}});
+  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
 }
 
 TEST_CASE("A decoded pod is let go once its event is taken, even while no Workload resolves it",
