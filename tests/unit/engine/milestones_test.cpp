@@ -253,44 +253,37 @@ TEST_CASE("The snapshot counts each worker's pods that no Workload claims", "[en
   h.step(at(5s));
   CHECK(counts() == Counts{{"w1", 1}, {"w2", 0}});
   // Deleted: counted no more at once (a DaemonSet's rollout counted its old pods for an hour),
-  // kept until gc.
+  // kept until gc. `after(t, w1, w2, kept)`: stepped at t, the counts and the pods kept waiting.
+  auto after = [&](SystemTime t, int64_t w1, int64_t w2, uint64_t kept) {
+    h.step(t);
+    CHECK(counts() == Counts{{"w1", w1}, {"w2", w2}});
+    CHECK(h.e.snapshot().stats.unresolvedPods == kept);
+  };
   auto ds = [](const char* name, const char* uid) {
     return PodBuilder("kube-system", name, uid, at(1s)).running(at(2s)).obj();
   };
   h.remove("w1", ds("dcgm-exporter-x", "pod-ds"), at(6s));
-  h.step(at(6s));
-  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
-  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  after(at(6s), 0, 0, 1);
   // Found gone by a relist (its last state unknown): the same.
   h.put("w2", ds("dcgm-exporter-y", "pod-ds2"), at(7s));
-  h.step(at(7s));
-  CHECK(counts() == Counts{{"w1", 0}, {"w2", 1}});
+  after(at(7s), 0, 1, 2);
   h.e.onDeletedUnknown("w2", model::Kind::Pod, "pod-ds2", 0, at(8s));
-  h.step(at(8s));
-  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
-  CHECK(h.e.snapshot().stats.unresolvedPods == 2);
+  after(at(8s), 0, 0, 2);
   // A Job's pod deleted before its Workload came: the Workload still claims it, and it counts
   // nowhere on the way.
   auto podB = PodBuilder("ns", "job-b-0", "pod-b0", at(1s)).ownedByJob("job-b", "job-uid-b").obj();
   h.put("w1", podB, at(9s));
   h.remove("w1", podB, at(10s));
-  h.step(at(10s));
-  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
-  CHECK(h.e.snapshot().stats.unresolvedPods == 3);
+  after(at(10s), 0, 0, 3);
   WorkloadBuilder wbB("ns", "job-job-b", "wl-b", at(0s));
   wbB.ownedByJob("job-b", "job-uid-b").podSet(1, 1).reserved("cq", at(1s)).admitted(at(1s));
   h.put("w1", wbB.obj(), at(11s));
-  h.step(at(11s));
-  CHECK(counts() == Counts{{"w1", 0}, {"w2", 0}});
-  CHECK(h.e.snapshot().stats.unresolvedPods == 2);
+  after(at(11s), 0, 0, 2);
   // Seen again (an event after a deletion, as a stale relist can bring): counted again.
   h.put("w1", ds("dcgm-exporter-x", "pod-ds"), at(12s));
-  h.step(at(12s));
-  CHECK(counts() == Counts{{"w1", 1}, {"w2", 0}});
+  after(at(12s), 1, 0, 2);
   // Collected (deletedRetention): the deleted one goes; the one seen again stays.
-  h.step(at(12s) + engine::EngineConfig{}.deletedRetention + 1s);
-  CHECK(counts() == Counts{{"w1", 1}, {"w2", 0}});
-  CHECK(h.e.snapshot().stats.unresolvedPods == 1);
+  after(at(12s) + engine::EngineConfig{}.deletedRetention + 1s, 1, 0, 1);
 }
 
 TEST_CASE("A decoded pod is let go once its event is taken, even while no Workload resolves it",
