@@ -452,8 +452,9 @@ struct Estate {
 
 /// The job estate of --scale: `jobs` jobs (each a manager Workload, a worker copy and 6 pods;
 /// every third a DRA job, its pods' GPUs each a claim generated from the namespace's template)
-/// and `nodes` nodes with two 8-GPU ResourceSlices each.
-void populate(Estate& e, int jobs, int nodes) {
+/// and `nodes` nodes with two 8-GPU ResourceSlices each and, with --daemonsets D, the pods of D
+/// DaemonSets on each (pods no Workload claims: the engine keeps each waiting for good).
+void populate(Estate& e, int jobs, int nodes, int daemonSets) {
   MixOptions o;
   o.nodes = nodes;
   o.slicesPerNode = 2;
@@ -462,6 +463,9 @@ void populate(Estate& e, int jobs, int nodes) {
   auto sink = [&](EstateObject&& obj) { e.add(std::move(obj)); };
   for (int n = 0; n < nodes; ++n) g.estateNode(n, sink);
   for (int j = 0; j < jobs; ++j) g.estateJob(3, sink);
+  for (int d = 0; d < daemonSets; ++d) {
+    for (int n = 0; n < nodes; ++n) g.estateDaemonSetPod(n, d, sink);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1081,6 +1085,9 @@ struct Options {
   double steadySeconds = 30;
   int scrapes = 60;
   int scrapePairs = 2;  // 5b: pairs of bursts without and with scrapes (A B B A)
+  // --daemonsets D: the pods of D DaemonSets on every node (0 to kDaemonSets; 0 keeps the
+  // issue's estate, whose 150,000 pods are all Kueue jobs')
+  int daemonSets = 0;
   bool smoke = false;
   bool e2e = true;  // --no-e2e skips benchmark 2 (it needs ~10 min at the default size)
   bool keepDir = false;  // --keep-dir: leave the daemons' configs, logs and stores for reading
@@ -1204,11 +1211,11 @@ int run(const Options& o) {
   const int nodes = std::max(2, static_cast<int>(5'000 * o.scale));
   Estate e(false, 20'000);
   auto t0 = Steady::now();
-  populate(e, jobs, nodes);
+  populate(e, jobs, nodes, o.daemonSets);
   const size_t objects = e.objects;
-  std::printf("\n[estate] %d jobs, %d nodes: %zu objects on the API servers (%zu pods, %zu workloads, %zu slices, "
+  std::printf("\n[estate] %d jobs, %d nodes, %d DaemonSets: %zu objects on the API servers (%zu pods, %zu workloads, %zu slices, "
               "%zu claims, %zu nodes) loaded in %.1f s\n",
-              jobs, nodes, objects, e.worker->count("pods"), e.manager->count("workloads") + e.worker->count("workloads"),
+              jobs, nodes, o.daemonSets, objects, e.worker->count("pods"), e.manager->count("workloads") + e.worker->count("workloads"),
               e.worker->count("resourceslices"), e.worker->count("resourceclaims"), e.worker->count("nodes"),
               secondsSince(t0));
 
@@ -1476,7 +1483,7 @@ int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--smoke] [--no-e2e] [--keep-dir] [--daemon-log LEVEL] [--scale F] "
                "[--events N] [--estate-events N] [--latency-seconds S] "
-               "[--latency-rate R] [--steady-seconds S] [--scrapes N] [--scrape-pairs N] "
+               "[--latency-rate R] [--steady-seconds S] [--scrapes N] [--scrape-pairs N] [--daemonsets D] "
                "[--sync-only [--sync-rounds N] [--compare-daemon PATH]]\n",
                argv0);
   return 2;
@@ -1516,6 +1523,10 @@ int main(int argc, char** argv) {
       const char* v = value();
       if (v == nullptr) return usage(argv[0]);
       o.compareDaemon = v;
+    } else if (a == "--daemonsets") {
+      const char* v = value();
+      if (v == nullptr || std::atoi(v) < 0 || std::atoi(v) > firstwork::bench::kDaemonSets) return usage(argv[0]);
+      o.daemonSets = std::atoi(v);
     } else if (a == "--sync-rounds") {
       const char* v = value();
       if (v == nullptr || std::atoi(v) < 1) return usage(argv[0]);

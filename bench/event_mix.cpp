@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -783,6 +784,127 @@ struct Generator::Impl {
     }
   }
 
+  // The DaemonSets a GPU node runs (kDaemonSets): their pods, one per node each, are pods no
+  // Workload ever claims.
+  struct DaemonSet {
+    std::string_view ns, name, image;
+    std::string uid, revision;
+  };
+  std::vector<DaemonSet> daemonSets_;
+  std::unordered_set<std::string> daemonSetPodNames_;
+
+  void estateDaemonSetPod(int n, int d, const EstateSink& sink) {
+    static constexpr std::array<std::array<std::string_view, 3>, kDaemonSets> kSets = {{
+        {"gpu-operator", "nvidia-dcgm-exporter", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubuntu22.04"},
+        {"gpu-operator", "nvidia-dra-driver-gpu-kubelet-plugin", "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0"},
+        {"monitoring", "node-exporter", "quay.io/prometheus/node-exporter:v1.8.1"},
+        {"kube-system", "kube-proxy", "registry.k8s.io/kube-proxy:v1.34.1"},
+        {"kube-system", "cilium", "quay.io/cilium/cilium:v1.16.3"},
+    }};
+    while (daemonSets_.size() < kSets.size()) {
+      const auto& k = kSets[daemonSets_.size()];
+      daemonSets_.push_back({k[0], k[1], k[2], uid(), suffix(10)});
+    }
+    const DaemonSet& ds = daemonSets_[static_cast<size_t>(d % kDaemonSets)];
+    const int64_t created = now_ - std::uniform_int_distribution<int64_t>(86'400'000, 30 * 86'400'000LL)(rng_);
+    const std::string node = nodeName(n);
+    // generateName's five characters, drawn again on a clash as the API server makes the
+    // controller do (5,000 pods of one DaemonSet clash about once).
+    std::string name;
+    do {
+      name = fmt::format("{}-{}", ds.name, suffix(5));
+    } while (!daemonSetPodNames_.insert(name).second);
+    const std::string hostIP = fmt::format("10.0.{}.{}", n / 200, n % 200 + 10);
+    emit(sink, "pods", false, [&](JsonWriter& w) {
+      w.obj().kv("kind", "Pod").kv("apiVersion", "v1");
+      w.key("metadata").obj();
+      w.kv("name", name).kv("generateName", fmt::format("{}-", ds.name)).kv("namespace", ds.ns);
+      w.kv("uid", uid()).kv("resourceVersion", rv(false)).kv("creationTimestamp", ts(created));
+      w.key("labels").obj().kv("app.kubernetes.io/name", ds.name).kv("app.kubernetes.io/part-of", ds.ns);
+      w.kv("controller-revision-hash", ds.revision).kv("pod-template-generation", "3").end();
+      w.key("annotations").obj().kv("kubectl.kubernetes.io/default-container", ds.name);
+      w.kv("prometheus.io/scrape", "true").kv("prometheus.io/port", "9400").end();
+      w.key("ownerReferences").arr().obj().kv("apiVersion", "apps/v1").kv("kind", "DaemonSet");
+      w.kv("name", ds.name).kv("uid", ds.uid).kb("controller", true).kb("blockOwnerDeletion", true);
+      w.end().endArr();
+      w.key("managedFields").arr();
+      managedEntry(w, "kube-controller-manager", "Update", "v1", created, "",
+                   {"f:metadata|f:annotations|.", "f:metadata|f:generateName", "f:metadata|f:labels|.",
+                    "f:metadata|f:labels|f:controller-revision-hash", "f:metadata|f:ownerReferences|.",
+                    "f:spec|f:affinity|.", "f:spec|f:containers|.", "f:spec|f:tolerations",
+                    "f:spec|f:volumes|."});
+      managedEntry(w, "kubelet", "Update", "v1", created + 20'000, "status",
+                   {"f:status|f:conditions|.", "f:status|f:containerStatuses", "f:status|f:hostIP",
+                    "f:status|f:phase", "f:status|f:podIP", "f:status|f:startTime"});
+      w.endArr();
+      w.end();  // metadata
+      w.key("spec").obj();
+      w.key("containers").arr().obj().kv("name", ds.name).kv("image", ds.image);
+      w.key("args").arr().str("--web.listen-address=:9400").str("--collectors=/etc/collectors/default.csv").endArr();
+      w.key("env").arr();
+      w.obj().kv("name", "NODE_NAME").key("valueFrom").obj().key("fieldRef").obj().kv("apiVersion", "v1");
+      w.kv("fieldPath", "spec.nodeName").end().end().end();
+      w.obj().kv("name", "NVIDIA_VISIBLE_DEVICES").kv("value", "all").end();
+      w.endArr();
+      w.key("ports").arr().obj().kv("name", "metrics").kn("containerPort", 9400).kv("protocol", "TCP").end().endArr();
+      w.key("resources").obj().key("limits").obj().kv("memory", "512Mi").end();
+      w.key("requests").obj().kv("cpu", "100m").kv("memory", "128Mi").end().end();
+      w.key("securityContext").obj().kb("privileged", true).end();
+      w.key("volumeMounts").arr();
+      w.obj().kv("name", "pod-resources").kv("mountPath", "/var/lib/kubelet/pod-resources").kb("readOnly", true).end();
+      w.obj().kv("name", "kube-api-access").kv("mountPath", "/var/run/secrets/kubernetes.io/serviceaccount");
+      w.kb("readOnly", true).end();
+      w.endArr();
+      w.kv("terminationMessagePath", "/dev/termination-log").kv("terminationMessagePolicy", "File");
+      w.kv("imagePullPolicy", "IfNotPresent").end().endArr();
+      w.key("volumes").arr();
+      w.obj().kv("name", "pod-resources").key("hostPath").obj().kv("path", "/var/lib/kubelet/pod-resources");
+      w.kv("type", "").end().end();
+      w.obj().kv("name", "kube-api-access").key("projected").obj().key("sources").arr();
+      w.obj().key("serviceAccountToken").obj().kn("expirationSeconds", 3607).kv("path", "token").end().end();
+      w.endArr().kn("defaultMode", 420).end().end();
+      w.endArr();
+      w.kv("restartPolicy", "Always").kn("terminationGracePeriodSeconds", 30).kv("dnsPolicy", "ClusterFirst");
+      w.kv("serviceAccountName", ds.name).kv("nodeName", node).kb("hostNetwork", true);
+      w.kv("schedulerName", "default-scheduler").kv("priorityClassName", "system-node-critical");
+      w.kn("priority", 2000001000);
+      // The node affinity and the tolerations the DaemonSet controller adds to its pods.
+      w.key("affinity").obj().key("nodeAffinity").obj().key("requiredDuringSchedulingIgnoredDuringExecution").obj();
+      w.key("nodeSelectorTerms").arr().obj().key("matchFields").arr().obj().kv("key", "metadata.name");
+      w.kv("operator", "In").key("values").arr().str(node).endArr().end().endArr().end().endArr();
+      w.end().end().end();
+      w.key("tolerations").arr();
+      w.obj().kv("key", "nvidia.com/gpu").kv("operator", "Exists").kv("effect", "NoSchedule").end();
+      for (std::string_view t : {"not-ready", "unreachable"}) {
+        w.obj().kv("key", fmt::format("node.kubernetes.io/{}", t)).kv("operator", "Exists").kv("effect", "NoExecute").end();
+      }
+      for (std::string_view t : {"disk-pressure", "memory-pressure", "pid-pressure", "unschedulable"}) {
+        w.obj().kv("key", fmt::format("node.kubernetes.io/{}", t)).kv("operator", "Exists").kv("effect", "NoSchedule").end();
+      }
+      w.endArr();
+      w.end();  // spec
+      w.key("status").obj().kv("phase", "Running");
+      w.key("conditions").arr();
+      for (std::string_view type : {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
+        w.obj().kv("type", type).kv("status", "True").key("lastProbeTime").null();
+        w.kv("lastTransitionTime", ts(created + 15'000)).end();
+      }
+      w.endArr();
+      w.kv("hostIP", hostIP).key("hostIPs").arr().obj().kv("ip", hostIP).end().endArr();
+      w.kv("podIP", hostIP).key("podIPs").arr().obj().kv("ip", hostIP).end().endArr();
+      w.kv("startTime", ts(created + 1'000));
+      w.key("containerStatuses").arr().obj().kv("name", ds.name);
+      w.key("state").obj().key("running").obj().kv("startedAt", ts(created + 12'000)).end().end();
+      w.ke("lastState").kb("ready", true).kn("restartCount", 0).kv("image", ds.image);
+      w.kv("imageID", fmt::format("{}@sha256:{:064x}", ds.image.substr(0, ds.image.find(':')), 0x5eed + d));
+      w.kv("containerID", fmt::format("containerd://{:064x}", static_cast<uint64_t>(n) * 16 + static_cast<uint64_t>(d)));
+      w.kb("started", true).end().endArr();
+      w.kv("qosClass", "Burstable");
+      w.end();  // status
+      w.end();
+    });
+  }
+
   // A claim generated from the pod's ResourceClaimTemplate, allocated one GPU of the pod's node
   // and reserved for the pod (as the scheduler leaves it).
   void claim(JsonWriter& w, const Job& j, int i) {
@@ -920,5 +1042,8 @@ void Generator::next(Line& out) { impl_->next(out); }
 const MixStats& Generator::stats() const { return impl_->stats; }
 void Generator::estateJob(int claimEvery, const EstateSink& sink) { impl_->estateJob(claimEvery, sink); }
 void Generator::estateNode(int n, const EstateSink& sink) { impl_->estateNode(n, sink); }
+void Generator::estateDaemonSetPod(int n, int d, const EstateSink& sink) {
+  impl_->estateDaemonSetPod(n, d, sink);
+}
 
 }  // namespace firstwork::bench

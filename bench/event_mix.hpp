@@ -27,6 +27,9 @@ inline constexpr std::string_view kManager = "manager";
 inline constexpr std::string_view kWorker = "worker1";
 inline constexpr int kPodsPerJob = 6;
 inline constexpr int kDevicesPerSlice = 8;
+/// The DaemonSets of a GPU node estateDaemonSetPod() knows (DCGM exporter, the DRA driver's
+/// kubelet plugin, node-exporter, kube-proxy, cilium).
+inline constexpr int kDaemonSets = 5;
 
 int64_t toMs(SystemTime t);
 SystemTime fromMs(int64_t ms);
@@ -89,6 +92,9 @@ class Generator {
   void estateJob(int claimEvery, const EstateSink& sink);
   /// Node `n` (Ready, 8 GPUs) and its ResourceSlices.
   void estateNode(int n, const EstateSink& sink);
+  /// The pod of DaemonSet `d` (0 .. kDaemonSets - 1) on node `n`, running for a day or more: a
+  /// pod no Workload claims, as each GPU node runs several (the estate's --daemonsets).
+  void estateDaemonSetPod(int n, int d, const EstateSink& sink);
 
  private:
   struct Impl;
