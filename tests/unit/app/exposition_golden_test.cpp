@@ -179,7 +179,7 @@ TEST_CASE("golden exposition: MultiKueue reconnection incident", "[app][expositi
   checkGolden("multikueue-reconnection", std::move(config));
 }
 
-TEST_CASE("a ClusterQueue gone for 10 minutes takes its series with it; cluster series stay",
+TEST_CASE("a ClusterQueue gone for 10 minutes takes its series with it, cluster series stay",
           "[app][exposition]") {
   const fs::path dir = fs::path(FIRSTWORK_TEST_FIXTURES_DIR) / "exposition";
   const std::string stream = readFile(dir / "multikueue-reconnection.jsonl");

@@ -10,7 +10,7 @@
 
 using firstwork::Interned;
 
-TEST_CASE("interned: equal values share one copy; the handle is one pointer") {
+TEST_CASE("interned: equal values share one copy, the handle is one pointer") {
   STATIC_REQUIRE(sizeof(Interned) == sizeof(void*));
   const std::string a = "PodReadyToStartContainers";
   Interned x(a);

@@ -71,7 +71,7 @@ TEMPLATE_TEST_CASE("small string: the longest inline value, and one past it on t
   CHECK(std::string(b.c_str()) == past);
 }
 
-TEMPLATE_TEST_CASE("small string: empty by default; copies, moves and assignments keep the value",
+TEMPLATE_TEST_CASE("small string: empty by default, copies, moves and assignments keep the value",
                    "", SmallString, ShortString, firstwork::BasicSmallString<48>) {
   using S = TestType;
   S e;

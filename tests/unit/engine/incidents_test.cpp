@@ -154,7 +154,7 @@ TEST_CASE("Second drill: 3 and 5 min = 128 GPU-minutes, 60 % less", "[engine][in
   CHECK(saved / 3600 * 4.0 == Approx(12.80));
 }
 
-TEST_CASE("The same drill observed late gives the same figures; the lag is reported separately",
+TEST_CASE("The same drill observed late gives the same figures, the lag is reported separately",
           "[engine][incident]") {
   Harness onTime = runDrill(kDrill1);
   // The daemon loses its own connection to w1 at R−1 min and gets it back at R+31 min 40 s, after

@@ -890,7 +890,7 @@ TEST_CASE("History found at startup gets milestones but no observation lag", "[e
   CHECK(lag[0].resource == "workloads");
 }
 
-TEST_CASE("Malformed objects are skipped and counted; missing condition times fall back to observation", "[engine]") {
+TEST_CASE("Malformed objects are skipped and counted, missing condition times fall back to observation", "[engine]") {
   Harness h(standaloneConfig("c1"));
   WorkloadBuilder noUid("ns", "job-broken", "", at(seconds(0)));
   h.e.onObject("c1", model::EventType::Added, noUid.obj(), at(seconds(1)));

@@ -136,7 +136,7 @@ TEST_CASE("Design §5 reclaim drill: 12 min vs 3 min to first work = 36 GPU-minu
   CHECK(pre->eventTime == at(seconds(30)));
 }
 
-TEST_CASE("Fair-sharing preemption is a reclaim too; relisting changes nothing", "[engine][reclaim]") {
+TEST_CASE("Fair-sharing preemption is a reclaim too, relisting changes nothing", "[engine][reclaim]") {
   Harness h = runReclaim(seconds(300), true, "InCohortFairSharing", "Fair Sharing within the cohort");
   auto r = h.reclaim(reclaimId(2));
   REQUIRE(r);

@@ -83,7 +83,7 @@ PodBuilder jobPod(const std::string& job, const std::string& uid, int i, seconds
 
 }  // namespace
 
-TEST_CASE("a node with 2 GPUs time-sliced x4 reports 2 GPUs and 8 shares, never 8 GPUs; one productive tenant makes a GPU productive",
+TEST_CASE("a node with 2 GPUs time-sliced x4 reports 2 GPUs and 8 shares, never 8 GPUs, one productive tenant makes a GPU productive",
           "[engine][sharing]") {
   Harness h(standaloneConfig("c1"));
   h.put("c1", timeSlicedNode("ts-0"), at(seconds(-3600)));
@@ -430,7 +430,7 @@ TEST_CASE("reconnection on a mixed estate reports stranded minutes per unit, eac
   CHECK(gpuGauge(snap, "w1", "nvidia.com/gpu.shared", "gpu", "productive") == 2);
 }
 
-TEST_CASE("recovery is not declared while waiting work's devices are unknown; they count back to reconnection once known",
+TEST_CASE("recovery is not declared while waiting work's devices are unknown, they count back to reconnection once known",
           "[engine][sharing][incident]") {
   // Only D: its devices are known from the claims its pods get at 390 s (the template is not
   // configured). At R = 360 s nothing known is stranded, but D waits for w1: the incident stays

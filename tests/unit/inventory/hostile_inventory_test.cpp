@@ -77,7 +77,7 @@ int64_t usableGpus(const Inventory& inv) {
 
 }  // namespace
 
-TEST_CASE("a pool whose slices disagree on resourceSliceCount is unavailable; other pools are not",
+TEST_CASE("a pool whose slices disagree on resourceSliceCount is unavailable, other pools are not",
           "[inventory][hostile]") {
   Feed f;
   REQUIRE(f.object(readyNode("node-a"), model::Kind::Node));

@@ -316,7 +316,7 @@ TEST_CASE("contradictory or invalid sharing labels make the capacity unknown, no
   CHECK(u[0].allocated == 2);
 }
 
-TEST_CASE("NVIDIA DRA devices: type gpu and mig by profile; vfio and untyped devices stay unclassified",
+TEST_CASE("NVIDIA DRA devices: type gpu and mig by profile, vfio and untyped devices stay unclassified",
           "[inventory][sharing][dra]") {
   Inventory inventory;
   REQUIRE(inventory.onNode("w1", kAdd, node("a100-node-09")));

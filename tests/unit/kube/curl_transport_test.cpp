@@ -75,7 +75,7 @@ TEST_CASE("GET over HTTP and over HTTPS with the cluster CA from the kubeconfig"
   CHECK(t.active() == 0);
 }
 
-TEST_CASE("a response body is reserved once: for its Content-Length, else for the request's hint; or received in the request's buffer",
+TEST_CASE("a response body is reserved once: for its Content-Length, else for the request's hint, or received in the request's buffer",
           "[kube][transport][integration]") {
   sim::ApiServer server(opts(false));
   server.start();

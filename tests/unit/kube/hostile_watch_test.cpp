@@ -83,7 +83,7 @@ TEST_CASE("a watch line above the line limit is fetched by one relist, not watch
   CHECK(w.f.sink.violations == 0);
 }
 
-TEST_CASE("deeply nested JSON is skipped where unread and counted where read; the stream goes on",
+TEST_CASE("deeply nested JSON is skipped where unread and counted where read, the stream goes on",
           "[kube][hostile]") {
   Watching w;
   const size_t depth = 100000;
@@ -110,7 +110,7 @@ TEST_CASE("deeply nested JSON is skipped where unread and counted where read; th
   CHECK(w.r.resourceVersion() == std::to_string(w.f.server.currentResourceVersion()));
 }
 
-TEST_CASE("an object with invalid UTF-8 is skipped and counted; the watch keeps its place",
+TEST_CASE("an object with invalid UTF-8 is skipped and counted, the watch keeps its place",
           "[kube][hostile]") {
   Watching w;
   const uint64_t rv = w.f.server.currentResourceVersion() + 1;

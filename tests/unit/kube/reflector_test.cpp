@@ -435,7 +435,7 @@ TEST_CASE("the next LIST page is asked for before a page is decoded, and pages a
   CHECK(h.transport.requests()[3].request.streaming);
 }
 
-TEST_CASE("a LIST page is received in a decoded page's buffer; the buffers go with the LIST",
+TEST_CASE("a LIST page is received in a decoded page's buffer, the buffers go with the LIST",
           "[kube][reflector]") {
   Harness h;
   h.reflector->start();

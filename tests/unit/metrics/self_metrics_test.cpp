@@ -111,7 +111,7 @@ TEST_CASE("engine step durations: series from the start, 1 ms to 10 s buckets, b
 }
 
 TEST_CASE(
-    "the engine's skipped inputs follow its running totals; pods without a Workload by cluster",
+    "the engine's skipped inputs follow its running totals, pods without a Workload by cluster",
     "[metrics][self]") {
   prometheus::Registry registry;
   SelfMetrics m(registry, {1}, "v", "r");

@@ -78,7 +78,7 @@ TEST_CASE("a watch event with invalid UTF-8 keeps its type and resourceVersion, 
   CHECK(decodeError(podItem("p\xff", "u1"), Kind::Pod) == "invalid UTF-8 (1 bytes) (Pod ns/p\xef\xbf\xbd)");
 }
 
-TEST_CASE("timestamps before 1970 are refused; future ones are kept as written", "[model][hostile]") {
+TEST_CASE("timestamps before 1970 are refused, future ones are kept as written", "[model][hostile]") {
   CHECK(decodeError(R"({"metadata":{"name":"p","uid":"u","creationTimestamp":"1969-12-31T23:59:59Z"}})",
                     Kind::Pod) ==
         "metadata.creationTimestamp: time \"1969-12-31T23:59:59Z\" is before 1970-01-01 (Pod p)");
@@ -111,7 +111,7 @@ TEST_CASE("negative quantities are refused wherever devices are counted", "[mode
             .rfind("spec.podSets[0].count: ", 0) == 0);
 }
 
-TEST_CASE("missing optional parts decode to empty values; missing identity is left to the caller",
+TEST_CASE("missing optional parts decode to empty values, missing identity is left to the caller",
           "[model][hostile]") {
   // Only metadata: no spec, no status (a Workload created by hand, a Node not yet reported).
   auto w = decodeJson<Workload>(R"({"metadata":{"name":"w","namespace":"ns","uid":"u"}})", Kind::Workload);

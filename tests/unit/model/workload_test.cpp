@@ -315,7 +315,7 @@ TEST_CASE("workload podset arithmetic: containers summed, init containers maxed"
 }
 
 TEST_CASE(
-    "an admission check's message is pooled when short, owned when long; a podset's names pooled",
+    "an admission check's message is pooled when short, owned when long, a podset's names pooled",
     "[model][workload]") {
   // The same MultiKueue message on every Workload a worker admitted: one pooled text (change 106).
   const std::string longMessage(100, 'm');

@@ -383,7 +383,7 @@ TEST_CASE("What the exporter needs of a record travels with it, only where there
   CHECK(recs[6].detail->cluster == "w2");
 }
 
-TEST_CASE("openCycleFromJson reads back the open cycles toRecords wrote; a closed one is a removal",
+TEST_CASE("openCycleFromJson reads back the open cycles toRecords wrote, a closed one is a removal",
           "[records][open_cycle]") {
   Outputs out;
   OpenCycleRecord open;
@@ -453,7 +453,7 @@ TEST_CASE("openCycleFromJson reads back the open cycles toRecords wrote; a close
   }
 }
 
-TEST_CASE("workerConnectionFromJson reads back Kueue's view of a worker; a deleted one is a removal",
+TEST_CASE("workerConnectionFromJson reads back Kueue's view of a worker, a deleted one is a removal",
           "[records][worker_connection]") {
   Outputs out;
   WorkerConnectionRecord up;

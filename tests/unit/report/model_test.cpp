@@ -271,7 +271,7 @@ TEST_CASE("GPU-hours count each recorded period by its share inside the period a
   CHECK(*z.costs.allocatedValue == 0);
 }
 
-TEST_CASE("GPU-hours keep device classes and units apart; totals and costs count whole GPUs only",
+TEST_CASE("GPU-hours keep device classes and units apart, totals and costs count whole GPUs only",
           "[report][model][gpu][sharing]") {
   report::PeriodData d;
   d.period = {t("2026-05-01T10:00:00Z"), t("2026-05-01T11:00:00Z")};

@@ -228,7 +228,7 @@ TEST_CASE("A server without Kueue or with another DRA version serves only those"
   CHECK(slices.json()["apiVersion"] == "resource.k8s.io/v1beta2");
 }
 
-TEST_CASE("Every path needs the current bearer token; failures are 401 Status", "[sim]") {
+TEST_CASE("Every path needs the current bearer token, failures are 401 Status", "[sim]") {
   ApiServer s;
   s.start();
   for (const char* path : {"/version", "/api/v1/pods", "/apis", "/healthz"}) {
@@ -752,7 +752,7 @@ TEST_CASE("Label and field selectors filter LIST", "[sim]") {
   CHECK_FALSE(paged["metadata"].contains("remainingItemCount"));
 }
 
-TEST_CASE("CRD lists carry kind/apiVersion on items; defaultPageLimit pages", "[sim]") {
+TEST_CASE("CRD lists carry kind/apiVersion on items, defaultPageLimit pages", "[sim]") {
   ApiServerOptions o;
   o.defaultPageLimit = 2;
   ApiServer s(o);
@@ -1156,7 +1156,7 @@ TEST_CASE("restartWithNewRvBase closes streams, forgets history, issues RVs from
   CHECK(rvOf(Json::parse(s.create("pods", pod("a", "p3")))) == 11);
 }
 
-TEST_CASE("stop() ends open watches at once; start() serves the same port with state kept",
+TEST_CASE("stop() ends open watches at once, start() serves the same port with state kept",
           "[sim]") {
   ApiServerOptions o;
   o.tls = true;
