@@ -21,7 +21,10 @@ fuzzer=$1 seconds=$2 scratch=$3 corpus=$4
 shift 4
 mkdir -p "$scratch"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+pid=
+# Stopped itself (ctest's timeout): the fuzzer goes too.
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -f "$log"' EXIT
+trap 'exit 143' TERM INT
 
 "$fuzzer" "$@" -interrupted_exitcode=72 "$scratch" "$corpus" >"$log" 2>&1 &
 pid=$!
