@@ -64,8 +64,9 @@ elseif(NOT firstwork_sanitize STREQUAL "off")
   message(FATAL_ERROR "FIRSTWORK_SANITIZE=${FIRSTWORK_SANITIZE}: use OFF, address or thread")
 endif()
 if(FIRSTWORK_BUILD_FUZZERS)
-  # Coverage feedback for libFuzzer in every project library; only fuzz targets link its runtime
-  # (-fsanitize=fuzzer), test executables get the sanitizer runtime's no-op hooks.
+  # Coverage feedback for libFuzzer in the code under test (every library of src/ and the fuzz
+  # drivers); only fuzz targets link its runtime (-fsanitize=fuzzer), test executables get the
+  # sanitizer runtime's no-op hooks.
   list(APPEND firstwork_under_test_flags -fsanitize=fuzzer-no-link)
 endif()
 
